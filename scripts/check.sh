@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: checkpatch.pl --strict on every patch of the series (zero
+# errors, warnings and checks, except those justified in
+# patches/checkpatch-exceptions), rustfmtcheck, and clippy on the Rust code.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ -d "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
+EXCEPTIONS=$TOP/patches/checkpatch-exceptions
+CHECK_BUILD=$BUILD_DIR/check
+# checkpatch's SPDX check needs ply and GitPython, which live in the venv.
+export PATH="$VENV/bin:$PATH"
+bad=0
+
+# The checkpatch types a patch may carry, from its exception lines:
+#   <patch path> <TYPE> <justification>
+ignores_for() {
+	[ -e "$EXCEPTIONS" ] || return 0
+	awk -v p="$1" '$1 == p { print $2 }' "$EXCEPTIONS" | paste -sd, -
+}
+
+run_checkpatch() {
+	local p ign out n=0
+	while read -r p; do
+		ign=$(ignores_for "$p")
+		if ! out=$(cd "$LINUX_DIR" && scripts/checkpatch.pl --strict --show-types -q \
+			   ${ign:+--ignore "$ign"} "$TOP/$p" 2>&1); then
+			printf '%s\n%s\n\n' "checkpatch: $p" "$out"
+			bad=1
+		elif [ -n "$out" ]; then
+			printf '%s\n%s\n\n' "checkpatch: $p" "$out"
+			bad=1
+		fi
+		[ -z "$ign" ] || say "checkpatch: $p: ignoring $ign (see patches/checkpatch-exceptions)"
+		n=$((n + 1))
+	done < <(series_patches)
+	say "checkpatch: $n patches checked"
+}
+
+# The Rust checks run in their own build directory with the test kernel's
+# config, so that clippy's objects never replace the test kernel's.
+run_rust_checks() {
+	local dirs=(rust/) d
+	[ -e "$KUNIT_BUILD/.config" ] || "$TOP/scripts/build.sh"
+	mkdir -p "$CHECK_BUILD"
+	cmp -s "$KUNIT_BUILD/.config" "$CHECK_BUILD/.config" ||
+		cp "$KUNIT_BUILD/.config" "$CHECK_BUILD/.config"
+	# Rust drivers the series adds, outside rust/.
+	while read -r d; do
+		dirs+=("$d/")
+	done < <(git -C "$LINUX_DIR" diff --name-only base HEAD -- '*.rs' |
+		 grep -v '^rust/' | xargs -r -n1 dirname | sort -u)
+	say "rust: rustfmtcheck"
+	if ! make -s -C "$LINUX_DIR" O="$CHECK_BUILD" "${MAKE_LLVM[@]}" rustfmtcheck; then
+		bad=1
+	fi
+	say "rust: clippy on ${dirs[*]} (log: build/clippy.log)"
+	make -C "$LINUX_DIR" O="$CHECK_BUILD" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+		-j"$(nproc)" olddefconfig >/dev/null
+	if ! make -C "$LINUX_DIR" O="$CHECK_BUILD" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+		CLIPPY=1 -j"$(nproc)" "${dirs[@]}" >"$BUILD_DIR/clippy.log" 2>&1; then
+		tail -n 30 "$BUILD_DIR/clippy.log"
+		bad=1
+	elif grep -q '^warning\|^error' "$BUILD_DIR/clippy.log"; then
+		grep -A8 '^warning\|^error' "$BUILD_DIR/clippy.log" | head -n 60
+		bad=1
+	fi
+}
+
+run_checkpatch
+run_rust_checks
+if [ $bad -ne 0 ]; then
+	echo "make check: FAILED"
+	exit 1
+fi
+echo "make check: clean"

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make setup: install what is missing, fetch and verify the pinned base tree,
+# and create linux/ (tag "base", then the series applied with git am).
+# With LINUX=/path/to/kernel.git, apply the series to that tree instead, on a
+# new branch, leaving every other branch alone.
+#
+# Idempotent: a second run installs nothing, downloads nothing and does not
+# touch an existing linux/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+DEB_PACKAGES=(clang-19 lld-19 llvm-19 libclang-19-dev ccache make gcc libc6-dev
+	      flex bison bc libelf-dev libssl-dev cpio kmod xz-utils perl
+	      python3 python3-venv busybox-static git)
+# qemu-system-x86 comes from the machine's backports suite, next to its qemu-utils.
+QEMU_PACKAGE=qemu-system-x86
+
+# The Debian URI this machine already uses, so that no mirror is written here.
+debian_uri() {
+	local f uri
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] || continue
+		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f" |
+		      grep -v -e security -e '^$' | grep -m1 debian || true)
+		[ -n "$uri" ] && { echo "$uri"; return; }
+	done
+	awk '$1 == "deb" && $2 !~ /security/ && $2 ~ /debian/ { print $2; exit }' \
+		/etc/apt/sources.list 2>/dev/null
+}
+
+setup_apt_source() {
+	local list=/etc/apt/sources.list.d/migrate-offload.sources codename uri suites
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	suites="$BASE_SUITE"
+	[ "$codename-backports" = "$BASE_SUITE" ] || suites="$suites $codename-backports"
+	if [ -e "$list" ] && grep -q "^Suites: $suites\$" "$list"; then
+		return
+	fi
+	uri=$(debian_uri)
+	[ -n "$uri" ] || die "no Debian apt source found to reuse for $BASE_SUITE"
+	say "apt: adding suites $suites from $uri"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+		"$uri" "$suites" /usr/share/keyrings/debian-archive-keyring.gpg |
+		as_root tee "$list" >/dev/null
+	as_root apt-get update -qq
+}
+
+install_packages() {
+	local missing=() p codename
+	for p in "${DEB_PACKAGES[@]}" "$QEMU_PACKAGE"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		say "packages: all present"
+		return
+	fi
+	if [ "$(id -u)" -ne 0 ] && ! { command -v sudo >/dev/null && sudo -n true 2>/dev/null; }; then
+		codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+		die "missing packages; as root run:
+  apt-get install --no-install-recommends ${missing[*]/$QEMU_PACKAGE/}
+  apt-get install --no-install-recommends -t $codename-backports $QEMU_PACKAGE"
+	fi
+	setup_apt_source
+	say "packages: installing ${missing[*]}"
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	local plain=()
+	for p in "${missing[@]}"; do
+		[ "$p" = "$QEMU_PACKAGE" ] || plain+=("$p")
+	done
+	export DEBIAN_FRONTEND=noninteractive
+	if [ ${#plain[@]} -gt 0 ]; then
+		as_root apt-get install -y -qq --no-install-recommends "${plain[@]}" >/dev/null
+	fi
+	if [[ " ${missing[*]} " == *" $QEMU_PACKAGE "* ]]; then
+		as_root apt-get install -y -qq --no-install-recommends \
+			-t "$codename-backports" "$QEMU_PACKAGE" >/dev/null
+	fi
+}
+
+install_rust_tools() {
+	command -v rustup >/dev/null || die "rustup not found: install Rust with rustup first"
+	if ! rustup component list --installed | grep -q '^rust-src'; then
+		say "rust: adding rust-src"
+		rustup component add rust-src
+	fi
+	if ! bindgen --version 2>/dev/null | grep -q "bindgen $BINDGEN_VERSION"; then
+		say "rust: building bindgen-cli $BINDGEN_VERSION (a few minutes)"
+		cargo install --quiet --locked bindgen-cli --version "$BINDGEN_VERSION"
+	fi
+}
+
+# b4 to send the series; ply and GitPython for checkpatch's SPDX check.
+PYPI_PACKAGES=(b4 ply gitpython)
+
+install_python_tools() {
+	[ -x "$VENV/bin/python3" ] || python3 -m venv "$VENV"
+	if ! "$VENV/bin/python3" -c 'import ply, git' 2>/dev/null || [ ! -x "$VENV/bin/b4" ]; then
+		say "python: installing ${PYPI_PACKAGES[*]} into ${VENV#"$TOP"/}"
+		"$VENV/bin/pip" install --quiet --disable-pip-version-check "${PYPI_PACKAGES[@]}"
+	fi
+}
+
+# Download the pinned linux-source package, or loudly the newest 7.3.y.
+fetch_base() {
+	local dl=$BUILD_DIR/dl tarball=$BUILD_DIR/dl/$BASE_TARBALL sum newest
+	mkdir -p "$dl"
+	if [ -e "$tarball" ]; then
+		return
+	fi
+	setup_apt_source
+	say "base: downloading $BASE_PKG $BASE_VERSION"
+	rm -rf "$dl/deb" && mkdir -p "$dl/deb"
+	if ! (cd "$dl/deb" && apt-get download -q "$BASE_PKG=$BASE_VERSION" 2>/dev/null); then
+		newest=$(apt-cache madison "$BASE_PKG" | awk '{ print $3; exit }')
+		[ -n "$newest" ] || die "$BASE_PKG is not in the archive"
+		cat >&2 <<MSG
+########################################################################
+# WARNING: $BASE_PKG $BASE_VERSION has left the archive.
+# Using the newest 7.3.y instead: $newest
+# The series may not apply; its sha256 is not the pinned one.
+########################################################################
+MSG
+		(cd "$dl/deb" && apt-get download -q "$BASE_PKG=$newest")
+		BASE_SHA256=
+	fi
+	dpkg-deb --fsys-tarfile "$dl"/deb/*.deb |
+		tar -xO "./usr/src/$BASE_TARBALL" >"$tarball.tmp"
+	sum=$(sha256sum "$tarball.tmp" | cut -d' ' -f1)
+	if [ -n "$BASE_SHA256" ] && [ "$sum" != "$BASE_SHA256" ]; then
+		rm -f "$tarball.tmp"
+		die "sha256 mismatch for $BASE_TARBALL: got $sum, want $BASE_SHA256"
+	fi
+	say "base: $BASE_TARBALL sha256 $sum"
+	mv "$tarball.tmp" "$tarball"
+	rm -rf "$dl/deb"
+}
+
+# Fixed identity and date for the base commit, so that every machine gets the
+# same base hash (b4 and the mbox name it as base-commit).
+base_commit_env() {
+	export GIT_AUTHOR_NAME="Debian Kernel Team" GIT_COMMITTER_NAME="Debian Kernel Team"
+	export GIT_AUTHOR_EMAIL="debian-kernel@lists.debian.org"
+	export GIT_COMMITTER_EMAIL="debian-kernel@lists.debian.org"
+	export GIT_AUTHOR_DATE="2026-11-15T00:00:00Z" GIT_COMMITTER_DATE="2026-11-15T00:00:00Z"
+}
+
+strip_debian_gitignore() {
+	local f=$1 n
+	n=$(grep -n -m1 '^# Debian packaging' "$f" | cut -d: -f1)
+	[ -n "$n" ] || die "$f: the Debian rules were not found; has the package changed?"
+	# Drop the comment block ("#" line above it) and everything after it,
+	# then the blank line that separated it.
+	head -n $((n - 2)) "$f" | sed -e '${/^$/d}' >"$f.new"
+	mv "$f.new" "$f"
+	! grep -qx '/\*' "$f" || die "$f still ignores everything"
+}
+
+create_tree() {
+	local tmp=$LINUX_DIR.tmp
+	say "base: unpacking into linux/"
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	tar -C "$tmp" --strip-components=1 -xf "$BUILD_DIR/dl/$BASE_TARBALL"
+	# Debian's top-level .gitignore ends with rules that ignore everything
+	# (for its packaging); keep only the kernel's own rules.
+	strip_debian_gitignore "$tmp/.gitignore"
+	git -C "$tmp" init -q -b master
+	git -C "$tmp" config core.autocrlf false
+	git -C "$tmp" add -A
+	(base_commit_env
+	 git -C "$tmp" commit -q -m "Linux 7.3.4 (Debian $BASE_PKG $BASE_VERSION)")
+	git -C "$tmp" tag base
+	mv "$tmp" "$LINUX_DIR"
+}
+
+setup_user_tree() {
+	local tree=$1 branch=${BRANCH:-migrate-offload}
+	git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || die "$tree is not a git tree"
+	[ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ] ||
+		die "$tree has uncommitted changes; commit or stash them first"
+	git -C "$tree" rev-parse -q --verify "refs/heads/$branch" >/dev/null &&
+		die "branch $branch exists in $tree; pass BRANCH=<name> for another"
+	say "series: applying onto $tree, new branch $branch from $(git -C "$tree" rev-parse --short HEAD)"
+	git -C "$tree" switch -q -c "$branch"
+	"$TOP/scripts/apply.sh" "$tree"
+}
+
+# b4 reads its settings from .b4-config at the top of the tree it works in.
+install_b4_config() {
+	cmp -s "$TOP/b4.conf" "$LINUX_DIR/.b4-config" || cp "$TOP/b4.conf" "$LINUX_DIR/.b4-config"
+	grep -qx '/.b4-config' "$LINUX_DIR/.git/info/exclude" 2>/dev/null ||
+		echo '/.b4-config' >>"$LINUX_DIR/.git/info/exclude"
+}
+
+main() {
+	install_packages
+	install_rust_tools
+	install_python_tools
+	if [ -n "${LINUX:-}" ]; then
+		setup_user_tree "$LINUX"
+		return
+	fi
+	if [ -d "$LINUX_DIR/.git" ]; then
+		install_b4_config
+		say "linux/: present, left as it is (after pulling new patches: scripts/apply.sh --reset)"
+		return
+	fi
+	fetch_base
+	create_tree
+	"$TOP/scripts/apply.sh" "$LINUX_DIR"
+	install_b4_config
+	git -C "$LINUX_DIR" config user.name >/dev/null ||
+		say "note: set git user.name/user.email before committing in linux/"
+}
+
+main "$@"
