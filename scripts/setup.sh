@@ -168,6 +168,9 @@ create_tree() {
 	strip_debian_gitignore "$tmp/.gitignore"
 	git -C "$tmp" init -q -b master
 	git -C "$tmp" config core.autocrlf false
+	# No background auto-gc: after the base commit's 90k new objects it
+	# would lock HEAD while the series is being applied.
+	git -C "$tmp" config gc.auto 0
 	git -C "$tmp" add -A
 	(base_commit_env
 	 git -C "$tmp" commit -q -m "Linux 7.3.4 (Debian $BASE_PKG $BASE_VERSION)")
@@ -203,6 +206,8 @@ main() {
 		return
 	fi
 	if [ -d "$LINUX_DIR/.git" ]; then
+		[ ! -d "$LINUX_DIR/.git/rebase-apply" ] ||
+			die "linux/ is in the middle of 'git am': finish it (git -C linux am --continue) or start over (rm -rf linux; make setup)"
 		install_b4_config
 		say "linux/: present, left as it is (after pulling new patches: scripts/apply.sh --reset)"
 		return
