@@ -64,6 +64,9 @@ build_initramfs() {
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/kunit/guest/init" "$root/init"
 	cp "$TOP/kunit/guest/list" "$root/tests/list"
+	install -m 0755 "$TOP"/kunit/guest/*.sh "$root/tests/"
+	# The test kernel's modules (test migrators and providers).
+	find "$KUNIT_BUILD" -name '*.ko' -exec cp {} "$root/tests/" \;
 	for prog in "$TOP"/kunit/guest/*.c; do
 		gcc -static -O2 -Wall -Wextra -Werror -o "$root/tests/$(basename "$prog" .c)" "$prog"
 	done

@@ -3,7 +3,7 @@
  * move_pages_test: move anonymous memory from node 0 to node 1 with
  * move_pages(2) and check that it arrived whole.
  *
- *   move_pages_test NAME FOLIO_KB TOTAL_KB
+ *   move_pages_test NAME FOLIO_KB TOTAL_KB [OFFLOAD]
  *
  * Maps TOTAL_KB of anonymous memory bound to node 0, backed by folios of
  * FOLIO_KB: 4 means small pages (MADV_NOHUGEPAGE); a larger size is enabled
@@ -14,6 +14,15 @@
  * every page's node with move_pages(..., NULL, status), every byte, and that
  * /proc/vmstat's pgmigrate_success grew by exactly the number of pages moved
  * (thp_migration_success by the number of PMD-sized folios).
+ *
+ * With OFFLOAD, the copy-offload counters of /proc/vmstat must also show
+ * what the registered migrator should have done with the folios:
+ *   none      no batch was offloaded;
+ *   all       every folio was copied by the migrator, none fell back;
+ *   one       the migrator copied exactly one folio per batch (it was told
+ *             to fail after one) and the CPU copied the rest;
+ *   fallback  batches went to the migrator, which copied nothing, and the
+ *             CPU copied every folio.
  *
  * Prints one line, "GUEST-TEST: PASS NAME" or "GUEST-TEST: FAIL NAME: why",
  * and exits 0 or 1. No libnuma in the guest: raw system calls.
@@ -28,6 +37,7 @@
 #include <dirent.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MPOL_DEFAULT	0
@@ -162,10 +172,60 @@ static void check_nodes(char *buf, size_t len, int node, const char *when)
 	free(status);
 }
 
+struct offload_counters {
+	unsigned long batch, copied, fallback;
+};
+
+static void offload_snapshot(struct offload_counters *c)
+{
+	c->batch = vmstat("pgmigrate_offload_batch");
+	c->copied = vmstat("pgmigrate_offload_copied");
+	c->fallback = vmstat("pgmigrate_offload_fallback");
+}
+
+/* Check the offload counters against what @expect says should happen. */
+static void check_offload(const char *expect, const struct offload_counters *before,
+			  unsigned long nr_folios)
+{
+	struct offload_counters now, d;
+	unsigned long want_copied, want_fallback;
+
+	offload_snapshot(&now);
+	d.batch = now.batch - before->batch;
+	d.copied = now.copied - before->copied;
+	d.fallback = now.fallback - before->fallback;
+
+	if (!strcmp(expect, "none")) {
+		if (d.batch || d.copied || d.fallback)
+			fail("offloaded %lu batches (%lu copied, %lu fell back), want none",
+			     d.batch, d.copied, d.fallback);
+		return;
+	}
+	if (!d.batch || d.batch > nr_folios)
+		fail("%lu batches offloaded for %lu folios", d.batch, nr_folios);
+	if (!strcmp(expect, "all")) {
+		want_copied = nr_folios;
+	} else if (!strcmp(expect, "one")) {
+		want_copied = d.batch;
+	} else if (!strcmp(expect, "fallback")) {
+		want_copied = 0;
+	} else {
+		fail("unknown offload expectation '%s'", expect);
+		return;
+	}
+	want_fallback = nr_folios - want_copied;
+	if (d.copied != want_copied || d.fallback != want_fallback)
+		fail("%lu batches: %lu folios copied by the migrator and %lu fell back, want %lu and %lu",
+		     d.batch, d.copied, d.fallback, want_copied, want_fallback);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long nodemask = 1, i, nr_folios, nr_pages, pmd_folios;
 	unsigned long success, thp_success, faults = 0;
+	struct offload_counters before;
+	struct timespec t0, t1;
+	double secs;
 	char stat_path[256];
 	size_t folio_size, len, words;
 	uint64_t *data;
@@ -173,8 +233,9 @@ int main(int argc, char **argv)
 	int *nodes, *status;
 	char *map, *buf;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB\n", argv[0]);
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback]\n",
+			argv[0]);
 		return 2;
 	}
 	name = argv[1];
@@ -229,10 +290,14 @@ int main(int argc, char **argv)
 		nodes[i] = 1;
 	}
 
+	if (argc == 5)
+		offload_snapshot(&before);
 	success = vmstat("pgmigrate_success");
 	thp_success = vmstat("thp_migration_success");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (move_pages(nr_folios, addrs, nodes, status, MPOL_MF_MOVE))
 		fail("move_pages(to node 1): %s", strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	for (i = 0; i < nr_folios; i++)
 		if (status[i] != 1)
 			fail("folio %lu: status %d after the move", i, status[i]);
@@ -250,8 +315,11 @@ int main(int argc, char **argv)
 	if (thp_success != pmd_folios)
 		fail("thp_migration_success grew by %lu, want %lu", thp_success,
 		     pmd_folios);
+	if (argc == 5)
+		check_offload(argv[4], &before, nr_folios);
 
-	printf("GUEST-TEST: PASS %s (%lu folios of %zu KiB)\n", name, nr_folios,
-	       folio_size >> 10);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("GUEST-TEST: PASS %s (%lu folios of %zu KiB, moved at %.3f GB/s)\n",
+	       name, nr_folios, folio_size >> 10, len / secs / 1e9);
 	return 0;
 }

@@ -1,0 +1,116 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest tests of the page-migration copy offload with the test migrator
+# (mm/tests/migrate_offload_test_migrator.c): move_pages() of 4K, 16K, 64K
+# and 2M folios from node 0 to node 1, with the migrator copying, failing
+# part-way, failing at once and declining, and with the offload narrowed
+# by reasons and min_batch_bytes. Every run compares every byte and checks
+# every page's node (move_pages_test); the vmstat counters must say what
+# the migrator did. Then the sysfs controls, and unloading the migrator
+# while another process migrates in a loop.
+MOD=migrate_offload_test_migrator
+PARAMS=/sys/module/$MOD/parameters
+CTL=/sys/kernel/mm/migrate_offload
+SIZES="4 16 64 2048"
+TOTAL_KB=8192
+
+pass() { echo "GUEST-TEST: PASS $1"; }
+fail() { echo "GUEST-TEST: FAIL $1: $2"; }
+
+# check NAME: run the rest as a command; PASS if it succeeds.
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
+}
+
+expect_file() {
+	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
+}
+
+# Each folio size once with every migrator behaviour.
+run_sizes() {
+	for kb in $SIZES; do
+		move_pages_test "offload_$1_${kb}k" "$kb" "$TOTAL_KB" "$2"
+	done
+}
+
+if ! insmod /tests/$MOD.ko; then
+	fail offload_load "insmod $MOD failed"
+	exit 1
+fi
+check offload_sysfs_migrator expect_file $CTL/migrator test
+check offload_sysfs_reasons_default expect_file $CTL/reasons \
+	"compaction memory_failure memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
+
+run_sizes copy all
+echo 1 >$PARAMS/fail_after
+run_sizes fail_after_1 one
+echo 0 >$PARAMS/fail_after
+run_sizes fail_at_once fallback
+echo -1 >$PARAMS/fail_after
+echo 1 >$PARAMS/decline
+run_sizes decline fallback
+echo 0 >$PARAMS/decline
+
+# move_pages() migrates for MR_SYSCALL: not offloaded once that is left out.
+echo "demotion numa_misplaced" >$CTL/reasons
+check offload_sysfs_reasons_set expect_file $CTL/reasons "numa_misplaced demotion"
+run_sizes reasons_exclude_syscall none
+echo all >$CTL/reasons
+
+# A batch holds at most one 2M THP: below 4M nothing is offloaded.
+echo 4194304 >$CTL/min_batch_bytes
+run_sizes below_min_batch none
+echo 0 >$CTL/min_batch_bytes
+move_pages_test offload_after_controls_2048k 2048 "$TOTAL_KB" all
+
+# Bad writes fail and change nothing.
+bad_write() {
+	if echo "$2" >"$CTL/$1" 2>/dev/null; then
+		echo "writing '$2' to $1 succeeded"
+		return 1
+	fi
+	expect_file "$CTL/$1" "$3"
+}
+all_reasons=$(cat $CTL/reasons)
+check offload_sysfs_reasons_unknown bad_write reasons "demotion bogus" "$all_reasons"
+check offload_sysfs_reasons_empty bad_write reasons "" "$all_reasons"
+check offload_sysfs_reasons_mixed bad_write reasons "all demotion" "$all_reasons"
+check offload_sysfs_min_batch_bytes_bad bad_write min_batch_bytes "12abc" 0
+check offload_sysfs_migrator_ro bad_write migrator "other" test
+
+# Registration pins the module; it unloads once unregistered, even while
+# another process keeps migrating through it.
+unload_under_load() {
+	expect_file /sys/module/$MOD/refcnt 1 || return 1
+	if rmmod $MOD 2>/dev/null; then
+		echo "rmmod succeeded while the migrator was registered"
+		return 1
+	fi
+	rm -f /tmp/stop /tmp/loop_failed
+	(
+		n=0
+		while [ ! -e /tmp/stop ]; do
+			move_pages_test unload_loop 2048 4096 >/tmp/loop_out 2>&1 ||
+				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
+			n=$((n + 1))
+		done
+		echo $n >/tmp/loop_count
+	) &
+	loop=$!
+	sleep 2
+	echo 0 >$PARAMS/registered || { echo "unregister failed"; touch /tmp/stop; wait $loop; return 1; }
+	expect_file /sys/module/$MOD/refcnt 0 || { touch /tmp/stop; wait $loop; return 1; }
+	rmmod $MOD || { echo "rmmod failed after unregistering"; touch /tmp/stop; wait $loop; return 1; }
+	sleep 2
+	touch /tmp/stop
+	wait $loop
+	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
+	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+	expect_file $CTL/migrator none
+}
+check offload_unload_under_load unload_under_load
+# With no migrator, no batch is offloaded.
+move_pages_test offload_unloaded_2048k 2048 "$TOTAL_KB" none
