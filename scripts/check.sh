@@ -3,7 +3,9 @@
 #
 # make check: checkpatch.pl --strict on every patch of the series (zero
 # errors, warnings and checks, except those justified in
-# patches/checkpatch-exceptions), rustfmtcheck, and clippy on the Rust code.
+# patches/checkpatch-exceptions), every prefix of the series compiling
+# without W=1 warnings (scripts/check-prefixes.sh), rustfmtcheck, and
+# clippy on the Rust code.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -70,6 +72,7 @@ run_rust_checks() {
 }
 
 run_checkpatch
+"$TOP/scripts/check-prefixes.sh" || bad=1
 run_rust_checks
 if [ $bad -ne 0 ]; then
 	echo "make check: FAILED"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Part of make check: every prefix of the series compiles. For each patch,
+# in a worktree at that patch, build (with W=1, warnings are errors) every
+# C object the series has touched so far, with the test kernel's config.
+# Hidden symbols that only later patches select (FORCE) get a temporary
+# prompt and are turned on, so that their code is compiled in every prefix
+# that has it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+FORCE=(MIGRATION_COPY_OFFLOAD)
+SRC=$BUILD_DIR/prefix-src
+OUT=$BUILD_DIR/prefix
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
+
+[ -e "$KUNIT_BUILD/.config" ] || "$TOP/scripts/build.sh"
+git -C "$LINUX_DIR" worktree remove --force "$SRC" 2>/dev/null || rm -rf "$SRC"
+git -C "$LINUX_DIR" worktree prune
+git -C "$LINUX_DIR" worktree add -q --detach "$SRC" base
+trap 'git -C "$LINUX_DIR" worktree remove --force "$SRC"' EXIT
+mkdir -p "$OUT"
+
+bad=0 n=0
+while read -r c; do
+	n=$((n + 1))
+	git -C "$SRC" checkout -q --detach "$c"
+	subject=$(git -C "$SRC" log -1 --format=%s)
+	cp "$KUNIT_BUILD/.config" "$OUT/.config"
+	for s in "${FORCE[@]}"; do
+		sed -i "s/^config $s\$/config $s\\n\\tprompt \"$s (forced by check-prefixes)\"/" \
+			"$SRC"/mm/Kconfig
+		echo "CONFIG_$s=y" >>"$OUT/.config"
+	done
+	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+		olddefconfig >/dev/null 2>&1
+	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' | sed 's/\.c$/.o/')
+	if [ ${#objs[@]} -gt 0 ] &&
+	   ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+			W=1 -j"$(nproc)" "${objs[@]}" 2>&1 >/dev/null) ||
+	   grep -q 'warning:' <<<"${out:-}"; then
+		printf 'prefix %d (%s) does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
+		bad=1
+	fi
+	git -C "$SRC" checkout -q -- .
+done < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)
+say "prefixes: $n checked"
+exit $bad
