@@ -60,7 +60,10 @@ check offload_sysfs_reasons_set expect_file $CTL/reasons "numa_misplaced demotio
 run_sizes reasons_exclude_syscall none
 echo all >$CTL/reasons
 
-# A batch holds at most one 2M THP: below 4M nothing is offloaded.
+# Batches here hold 2M (512 pages, or one THP): a smaller minimum
+# offloads them all, a larger one none.
+echo 65536 >$CTL/min_batch_bytes
+run_sizes above_min_batch all
 echo 4194304 >$CTL/min_batch_bytes
 run_sizes below_min_batch none
 echo 0 >$CTL/min_batch_bytes
