@@ -51,7 +51,8 @@ run_kunit() {
 	failed=$((failed + $(n failed) + $(n crashed) + $(n errors)))
 	while read -r n; do
 		failures+=("kunit: $n")
-	done < <(sed 's/\x1b\[[0-9;]*m//g' "$results" | grep -E '\[(FAILED|CRASHED)\]' || true)
+	done < <(sed 's/\x1b\[[0-9;]*m//g' "$results" | grep -E '\[(FAILED|CRASHED)\]' |
+		 grep -v '====' || true)
 }
 
 build_initramfs() {
