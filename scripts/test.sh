@@ -34,25 +34,29 @@ boot() {
 }
 
 run_kunit() {
-	local log=$BUILD_DIR/kunit-test.log results=$BUILD_DIR/kunit-results.log line n
+	local log=$BUILD_DIR/kunit-test.log results=$BUILD_DIR/kunit-results.log
+	local summary case_line
 	say "kunit: booting for the KUnit suites (log: build/kunit-test.log)"
 	boot "$log" "kunit.enable=1 kunit_shutdown=poweroff"
-	python3 "$LINUX_DIR/tools/testing/kunit/kunit.py" parse "$log" >"$results" 2>&1 || true
-	line=$(sed 's/\x1b\[[0-9;]*m//g' "$results" | grep -o 'Ran [0-9]* tests: .*' | tail -n 1 || true)
-	if [ -z "$line" ]; then
+	# kunit.py colours its output; keep it plain for reading and grepping.
+	python3 "$LINUX_DIR/tools/testing/kunit/kunit.py" parse "$log" 2>&1 |
+		sed 's/\x1b\[[0-9;]*m//g' >"$results" || true
+	summary=$(grep -o 'Ran [0-9]* tests: .*' "$results" | tail -n 1 || true)
+	if [ -z "$summary" ]; then
 		failed=$((failed + 1))
 		failures+=("kunit: no summary; the run did not complete (see build/kunit-test.log)")
 		return
 	fi
-	say "kunit: $line (details: build/kunit-results.log)"
-	n() { echo "$line" | grep -o "$1: [0-9]*" | grep -o '[0-9]*' || echo 0; }
-	passed=$((passed + $(n passed)))
-	skipped=$((skipped + $(n skipped)))
-	failed=$((failed + $(n failed) + $(n crashed) + $(n errors)))
-	while read -r n; do
-		failures+=("kunit: $n")
-	done < <(sed 's/\x1b\[[0-9;]*m//g' "$results" | grep -E '\[(FAILED|CRASHED)\]' |
-		 grep -v '====' || true)
+	say "kunit: $summary (details: build/kunit-results.log)"
+	# count STATUS: the number kunit.py's summary gives for STATUS, or 0.
+	count() { grep -o "$1: [0-9]*" <<<"$summary" | grep -o '[0-9]*' || echo 0; }
+	passed=$((passed + $(count passed)))
+	skipped=$((skipped + $(count skipped)))
+	failed=$((failed + $(count failed) + $(count crashed) + $(count errors)))
+	# The failed cases by name (suite lines are drawn with "====").
+	while read -r case_line; do
+		failures+=("kunit: $case_line")
+	done < <(grep -E '\[(FAILED|CRASHED)\]' "$results" | grep -v '====' || true)
 }
 
 build_initramfs() {
