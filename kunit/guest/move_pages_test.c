@@ -27,150 +27,9 @@
  * Prints one line, "GUEST-TEST: PASS NAME" or "GUEST-TEST: FAIL NAME: why",
  * and exits 0 or 1. No libnuma in the guest: raw system calls.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <dirent.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
-#define MPOL_DEFAULT	0
-#define MPOL_BIND	2
-#define MPOL_MF_MOVE	(1 << 1)
-#define PMD_SIZE	(2UL << 20)
-
-static const char *name;
-static long page_size;
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("GUEST-TEST: FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	exit(1);
-}
-
-static long move_pages(unsigned long count, void **pages, const int *nodes,
-		       int *status, int flags)
-{
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
-}
-
-static unsigned long vmstat(const char *key)
-{
-	char line[256];
-	size_t len = strlen(key);
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		fail("open /proc/vmstat: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, len) && line[len] == ' ') {
-			fclose(f);
-			return strtoul(line + len + 1, NULL, 10);
-		}
-	}
-	fclose(f);
-	fail("no %s in /proc/vmstat", key);
-	return 0;
-}
-
-#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
-
-static int try_write_file(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	if (fputs(val, f) < 0) {
-		fclose(f);
-		return -1;
-	}
-	return fclose(f);
-}
-
-static void write_file(const char *path, const char *val)
-{
-	if (try_write_file(path, val))
-		fail("write %s to %s: %s", val, path, strerror(errno));
-}
-
-static unsigned long read_ulong(const char *path)
-{
-	unsigned long val;
-	FILE *f = fopen(path, "r");
-
-	if (!f || fscanf(f, "%lu", &val) != 1)
-		fail("read %s: %s", path, strerror(errno));
-	fclose(f);
-	return val;
-}
-
-/* Allow large folios of @kb only (none for 4), for MADV_HUGEPAGE areas. */
-static void set_thp_size(size_t kb)
-{
-	char path[512], want[64];
-	struct dirent *d;
-	DIR *dir = opendir(THP_DIR);
-	int found = kb == 4;
-
-	if (!dir)
-		fail("no %s: %s", THP_DIR, strerror(errno));
-	snprintf(want, sizeof(want), "hugepages-%zukB", kb);
-	write_file(THP_DIR "/enabled", "madvise");
-	while ((d = readdir(dir))) {
-		if (strncmp(d->d_name, "hugepages-", 10))
-			continue;
-		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", d->d_name);
-		if (!strcmp(d->d_name, want)) {
-			write_file(path, "madvise");
-			found = 1;
-		} else if (try_write_file(path, "never") && errno != EACCES) {
-			/* Sizes anonymous memory cannot use are read-only. */
-			fail("write never to %s: %s", path, strerror(errno));
-		}
-	}
-	closedir(dir);
-	if (!found)
-		fail("the kernel has no %s", want);
-}
-
-static uint64_t pattern(size_t word)
-{
-	return (word + 1) * 0x9e3779b97f4a7c15ULL;
-}
-
-/* Check that every page of [buf, buf + len) is on @node. */
-static void check_nodes(char *buf, size_t len, int node, const char *when)
-{
-	unsigned long i, n = len / page_size;
-	void **pages = calloc(n, sizeof(*pages));
-	int *status = calloc(n, sizeof(*status));
-
-	if (!pages || !status)
-		fail("out of memory");
-	for (i = 0; i < n; i++)
-		pages[i] = buf + i * page_size;
-	if (move_pages(n, pages, NULL, status, 0))
-		fail("%s: move_pages(query): %s", when, strerror(errno));
-	for (i = 0; i < n; i++)
-		if (status[i] != node)
-			fail("%s: page %lu is on node %d, want %d", when, i,
-			     status[i], node);
-	free(pages);
-	free(status);
-}
+#include "guest.h"
 
 struct offload_counters {
 	unsigned long batch, copied, fallback;
@@ -221,17 +80,16 @@ static void check_offload(const char *expect, const struct offload_counters *bef
 
 int main(int argc, char **argv)
 {
-	unsigned long nodemask = 1, i, nr_folios, nr_pages, pmd_folios;
+	unsigned long i, nr_folios, nr_pages, pmd_folios;
 	unsigned long success, thp_success, faults = 0;
 	struct offload_counters before;
 	struct timespec t0, t1;
 	double secs;
 	char stat_path[256];
-	size_t folio_size, len, words;
-	uint64_t *data;
+	size_t folio_size, len;
 	void **addrs;
 	int *nodes, *status;
-	char *map, *buf;
+	char *buf;
 
 	if (argc != 4 && argc != 5) {
 		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback]\n",
@@ -254,24 +112,8 @@ int main(int argc, char **argv)
 	if (folio_size > (size_t)page_size)
 		faults = read_ulong(stat_path);
 
-	/* Aligned to a PMD so that large folios of every size can be used. */
-	map = mmap(NULL, len + PMD_SIZE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
-		fail("mmap: %s", strerror(errno));
-	buf = (char *)(((uintptr_t)map + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
-	if (madvise(buf, len, folio_size > (size_t)page_size ?
-		    MADV_HUGEPAGE : MADV_NOHUGEPAGE))
-		fail("madvise: %s", strerror(errno));
-
-	if (syscall(SYS_set_mempolicy, MPOL_BIND, &nodemask, 8 * sizeof(nodemask)))
-		fail("set_mempolicy(node 0): %s", strerror(errno));
-	data = (uint64_t *)buf;
-	words = len / sizeof(*data);
-	for (i = 0; i < words; i++)
-		data[i] = pattern(i);
-	if (syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0))
-		fail("set_mempolicy(default): %s", strerror(errno));
+	buf = map_aligned(len, folio_size);
+	fill_on_node(buf, len, 0);
 	check_nodes(buf, len, 0, "before");
 	if (folio_size > (size_t)page_size) {
 		faults = read_ulong(stat_path) - faults;
@@ -305,11 +147,7 @@ int main(int argc, char **argv)
 	thp_success = vmstat("thp_migration_success") - thp_success;
 
 	check_nodes(buf, len, 1, "after");
-	for (i = 0; i < words; i++)
-		if (data[i] != pattern(i))
-			fail("byte %zu changed: %#llx, want %#llx", i * sizeof(*data),
-			     (unsigned long long)data[i],
-			     (unsigned long long)pattern(i));
+	check_bytes(buf, 0, len, "after");
 	if (success != nr_pages)
 		fail("pgmigrate_success grew by %lu, want %lu", success, nr_pages);
 	if (thp_success != pmd_folios)

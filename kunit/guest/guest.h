@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the guest userspace tests: result lines, /proc and /sys
+ * access, the mTHP size controls, raw NUMA system calls (there is no libnuma
+ * in the guest) and the data pattern the tests write and compare.
+ *
+ * Every test sets @name first; fail() prints "GUEST-TEST: FAIL name: why"
+ * and exits 1, which is how scripts/test.sh counts a failure.
+ */
+#ifndef GUEST_H
+#define GUEST_H
+
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MPOL_DEFAULT	0
+#define MPOL_BIND	2
+#define MPOL_MF_MOVE	(1 << 1)
+#define PMD_SIZE	(2UL << 20)
+#define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
+
+static const char *name;
+static long page_size;
+
+static inline void __attribute__((format(printf, 1, 2), noreturn))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("GUEST-TEST: FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
+}
+
+static inline long move_pages(unsigned long count, void **pages,
+			      const int *nodes, int *status, int flags)
+{
+	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
+}
+
+static inline unsigned long vmstat(const char *key)
+{
+	char line[256];
+	size_t len = strlen(key);
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		fail("open /proc/vmstat: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, len) && line[len] == ' ') {
+			fclose(f);
+			return strtoul(line + len + 1, NULL, 10);
+		}
+	}
+	fclose(f);
+	fail("no %s in /proc/vmstat", key);
+}
+
+static inline int try_write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	if (fputs(val, f) < 0) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+static inline void write_file(const char *path, const char *val)
+{
+	if (try_write_file(path, val))
+		fail("write %s to %s: %s", val, path, strerror(errno));
+}
+
+static inline unsigned long read_ulong(const char *path)
+{
+	unsigned long val;
+	FILE *f = fopen(path, "r");
+
+	if (!f || fscanf(f, "%lu", &val) != 1)
+		fail("read %s: %s", path, strerror(errno));
+	fclose(f);
+	return val;
+}
+
+/* Allow large folios of @kb only (none for 4), for MADV_HUGEPAGE areas. */
+static inline void set_thp_size(size_t kb)
+{
+	char path[512], want[64];
+	struct dirent *d;
+	DIR *dir = opendir(THP_DIR);
+	int found = kb == 4;
+
+	if (!dir)
+		fail("no %s: %s", THP_DIR, strerror(errno));
+	snprintf(want, sizeof(want), "hugepages-%zukB", kb);
+	write_file(THP_DIR "/enabled", "madvise");
+	while ((d = readdir(dir))) {
+		if (strncmp(d->d_name, "hugepages-", 10))
+			continue;
+		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", d->d_name);
+		if (!strcmp(d->d_name, want)) {
+			write_file(path, "madvise");
+			found = 1;
+		} else if (try_write_file(path, "never") && errno != EACCES) {
+			/* Sizes anonymous memory cannot use are read-only. */
+			fail("write never to %s: %s", path, strerror(errno));
+		}
+	}
+	closedir(dir);
+	if (!found)
+		fail("the kernel has no %s", want);
+}
+
+/*
+ * Map @len bytes of anonymous memory aligned to a PMD, so that folios of
+ * every size fit, asking for large folios if @folio_size is above a page.
+ */
+static inline char *map_aligned(size_t len, size_t folio_size)
+{
+	char *map, *buf;
+
+	map = mmap(NULL, len + PMD_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	buf = (char *)(((uintptr_t)map + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
+	if (madvise(buf, len, folio_size > (size_t)page_size ?
+		    MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		fail("madvise: %s", strerror(errno));
+	return buf;
+}
+
+static inline uint64_t pattern(size_t word)
+{
+	return (word + 1) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* Fault [buf, buf + len) in on @node, filled with pattern(). */
+static inline void fill_on_node(char *buf, size_t len, int node)
+{
+	unsigned long nodemask = 1UL << node;
+	uint64_t *data = (uint64_t *)buf;
+	size_t i;
+
+	if (syscall(SYS_set_mempolicy, MPOL_BIND, &nodemask, 8 * sizeof(nodemask)))
+		fail("set_mempolicy(node %d): %s", node, strerror(errno));
+	for (i = 0; i < len / sizeof(*data); i++)
+		data[i] = pattern(i);
+	if (syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0))
+		fail("set_mempolicy(default): %s", strerror(errno));
+}
+
+/*
+ * Check [buf + off, buf + off + len) of a buffer filled by fill_on_node()
+ * from its start: every word still holds its pattern.
+ */
+static inline void check_bytes(const char *buf, size_t off, size_t len,
+			       const char *when)
+{
+	const uint64_t *data = (const uint64_t *)buf;
+	size_t i;
+
+	for (i = off / sizeof(*data); i < (off + len) / sizeof(*data); i++)
+		if (data[i] != pattern(i))
+			fail("%s: byte %zu changed: %#llx, want %#llx", when,
+			     i * sizeof(*data), (unsigned long long)data[i],
+			     (unsigned long long)pattern(i));
+}
+
+/* Check that every page of [buf, buf + len) is on @node. */
+static inline void check_nodes(char *buf, size_t len, int node, const char *when)
+{
+	unsigned long i, n = len / page_size;
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+
+	if (!pages || !status)
+		fail("out of memory");
+	for (i = 0; i < n; i++)
+		pages[i] = buf + i * page_size;
+	if (move_pages(n, pages, NULL, status, 0))
+		fail("%s: move_pages(query): %s", when, strerror(errno));
+	for (i = 0; i < n; i++)
+		if (status[i] != node)
+			fail("%s: page %lu is on node %d, want %d", when, i,
+			     status[i], node);
+	free(pages);
+	free(status);
+}
+
+#endif /* GUEST_H */
