@@ -25,8 +25,7 @@ mbox:
 	@scripts/mbox.sh
 
 bench:
-	@echo "make bench: the move_pages() benchmark does not exist yet (tools-bench/ is empty); see the README." >&2
-	@exit 1
+	@scripts/bench.sh
 
 clean:
-	rm -rf build/kunit build/check build/guest build/mbox
+	rm -rf build/kunit build/check build/guest build/mbox build/bench build/base build/cargo

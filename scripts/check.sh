@@ -5,7 +5,7 @@
 # errors, warnings and checks, except those justified in
 # patches/checkpatch-exceptions), every prefix of the series compiling
 # without W=1 warnings (scripts/check-prefixes.sh), rustfmtcheck, and
-# clippy on the Rust code.
+# clippy on the kernel's Rust code; rustfmt and clippy on tools-bench/.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -71,9 +71,22 @@ run_rust_checks() {
 	fi
 }
 
+# The benchmark crate: formatted, and clippy-clean with and without the
+# report feature (the guest build has none), warnings denied.
+run_bench_checks() {
+	say "tools-bench: cargo fmt --check, cargo clippy"
+	(cd "$TOP/tools-bench" && cargo fmt --check) || bad=1
+	for features in "" --no-default-features; do
+		# shellcheck disable=SC2086
+		(cd "$TOP/tools-bench" && CARGO_TARGET_DIR=$BUILD_DIR/cargo \
+			cargo clippy --quiet --locked --all-targets $features -- -D warnings) || bad=1
+	done
+}
+
 run_checkpatch
 "$TOP/scripts/check-prefixes.sh" || bad=1
 run_rust_checks
+run_bench_checks
 if [ $bad -ne 0 ]; then
 	echo "make check: FAILED"
 	exit 1

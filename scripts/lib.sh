@@ -50,6 +50,33 @@ as_root() {
 	fi
 }
 
+# The QEMU machine of kunit/qemu-numa.args (two NUMA nodes), as an array.
+qemu_machine() {
+	grep -v '^[[:space:]]*$' "$TOP/kunit/qemu-numa.args"
+}
+
+# qemu_boot KERNEL LOG TIMEOUT CMDLINE [QEMU ARGS...]: boot KERNEL on that
+# machine under TCG, console into LOG; never fails (the caller reads LOG).
+# kunit.py's own runner always tries KVM first, and where /dev/kvm exists
+# but cannot run this guest (as on the project's machines) it hangs.
+qemu_boot() {
+	local kernel=$1 log=$2 timeout=$3 cmdline=$4 machine=()
+	shift 4
+	mapfile -t machine < <(qemu_machine)
+	timeout "$timeout" qemu-system-x86_64 -nodefaults -nographic -no-reboot \
+		-serial stdio -kernel "$kernel" \
+		-append "console=ttyS0 panic=-1 $cmdline" "${machine[@]}" "$@" \
+		</dev/null >"$log" 2>&1 || true
+}
+
+# A static busybox, or die saying what to install.
+require_static_busybox() {
+	case "$(ldd /bin/busybox 2>&1 || true)" in
+	*"not a dynamic"*) ;;
+	*) die "/bin/busybox is not static: install busybox-static" ;;
+	esac
+}
+
 # Series order: patch paths relative to $TOP, one per line, comments and blanks skipped.
 series_patches() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series"

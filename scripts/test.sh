@@ -6,7 +6,8 @@
 #   1. every KUnit suite of the kernel config, Rust doctests included; the
 #      kernel's own kunit.py builds the kernel and parses the results;
 #   2. the guest userspace tests of kunit/guest/ on the same kernel, from a
-#      busybox initramfs.
+#      busybox initramfs;
+#   3. the unit tests of the benchmark in tools-bench/ (cargo test).
 # The last line is "N passed, N failed[, N skipped]"; the exit status is
 # non-zero on any failure. A run that does not complete counts as a failure.
 set -euo pipefail
@@ -20,17 +21,11 @@ failed=0
 skipped=0
 failures=()
 
-# Boot the test kernel on the NUMA machine of kunit/qemu-numa.args, under
-# TCG: kunit.py's own runner always tries KVM first, and where /dev/kvm
-# exists but cannot run this guest (as on the project's machines) it hangs.
+# Boot the test kernel on the NUMA machine of kunit/qemu-numa.args (TCG).
 boot() {
-	local log=$1 cmdline=$2 machine=()
+	local log=$1 cmdline=$2
 	shift 2
-	mapfile -t machine < <(grep -v '^[[:space:]]*$' "$TOP/kunit/qemu-numa.args")
-	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -nodefaults -nographic -no-reboot \
-		-serial stdio -kernel "$KUNIT_BUILD/arch/x86/boot/bzImage" \
-		-append "console=ttyS0 panic=-1 $cmdline" "${machine[@]}" "$@" \
-		</dev/null >"$log" 2>&1 || true
+	qemu_boot "$KUNIT_BUILD/arch/x86/boot/bzImage" "$log" "$BOOT_TIMEOUT" "$cmdline" "$@"
 }
 
 run_kunit() {
@@ -62,10 +57,7 @@ run_kunit() {
 build_initramfs() {
 	local root=$GUEST_DIR/root prog
 	rm -rf "$root" && mkdir -p "$root"/{bin,tests,proc,sys,dev,tmp}
-	case "$(ldd /bin/busybox 2>&1 || true)" in
-	*"not a dynamic"*) ;;
-	*) die "/bin/busybox is not static: install busybox-static" ;;
-	esac
+	require_static_busybox
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/kunit/guest/init" "$root/init"
 	cp "$TOP/kunit/guest/list" "$root/tests/list"
@@ -98,10 +90,31 @@ run_guest() {
 	say "guest: done"
 }
 
+# The benchmark's own unit tests (cargo test), counted like the others.
+run_bench_unit_tests() {
+	local log=$BUILD_DIR/cargo-test.log line n
+	say "tools-bench: cargo test (log: build/cargo-test.log)"
+	if ! (cd "$TOP/tools-bench" && CARGO_TARGET_DIR=$BUILD_DIR/cargo \
+		cargo test --locked) >"$log" 2>&1; then
+		failures+=("tools-bench: cargo test failed (see build/cargo-test.log)")
+	fi
+	while read -r line; do
+		n=$(grep -o '[0-9]* passed' <<<"$line" | grep -o '[0-9]*')
+		passed=$((passed + n))
+		n=$(grep -o '[0-9]* failed' <<<"$line" | grep -o '[0-9]*')
+		failed=$((failed + n))
+	done < <(grep '^test result:' "$log" || true)
+	grep -q '^test result:' "$log" || failed=$((failed + 1))
+	while read -r line; do
+		failures+=("tools-bench: $line")
+	done < <(grep -E '^test .* FAILED$' "$log" || true)
+}
+
 [ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 "$TOP/scripts/build.sh"
 run_kunit
 run_guest
+run_bench_unit_tests
 
 for f in "${failures[@]}"; do
 	printf 'FAILED: %s\n' "$f"

@@ -29,14 +29,6 @@
  */
 #include "guest.h"
 
-#include <fcntl.h>
-
-#define KPF_COMPOUND_HEAD	15
-#define KPF_COMPOUND_TAIL	16
-#define KPF_THP			22
-#define PM_PRESENT		(1ULL << 63)
-#define PM_PFN_MASK		((1ULL << 55) - 1)
-
 static char stats_dir[256];
 
 struct mthp_stats {
@@ -93,71 +85,6 @@ static void stats_check(const struct mthp_stats *base, const struct mthp_stats *
 		if (!stats_failure[0])
 			memcpy(stats_failure, msg, sizeof(msg));
 	}
-}
-
-static uint64_t read_u64_at(int fd, uint64_t index, const char *what)
-{
-	uint64_t val;
-
-	if (pread(fd, &val, sizeof(val), index * sizeof(val)) != sizeof(val))
-		fail("read %s entry %llu: %s", what, (unsigned long long)index,
-		     strerror(errno));
-	return val;
-}
-
-/*
- * Check through pagemap and kpageflags that the @nr_pages pages from @addr
- * are mapped by folios of @folio_pages pages (1: small pages), each whole,
- * starting at @addr.
- */
-static void check_folios(char *addr, unsigned long nr_pages,
-			 unsigned long folio_pages, const char *when)
-{
-	int pagemap = open("/proc/self/pagemap", O_RDONLY);
-	int kpageflags = open("/proc/kpageflags", O_RDONLY);
-	uint64_t pfn, head_pfn = 0, flags;
-	unsigned long i, j;
-	int head, tail;
-
-	if (pagemap < 0 || kpageflags < 0)
-		fail("open pagemap/kpageflags: %s", strerror(errno));
-	for (i = 0; i < nr_pages; i++) {
-		uint64_t pme = read_u64_at(pagemap,
-					   (uintptr_t)(addr + i * page_size) / page_size,
-					   "pagemap");
-
-		if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
-			fail("%s: page %lu not present (pagemap %#llx)", when, i,
-			     (unsigned long long)pme);
-		pfn = pme & PM_PFN_MASK;
-		flags = read_u64_at(kpageflags, pfn, "kpageflags");
-		head = !!(flags & (1ULL << KPF_COMPOUND_HEAD));
-		tail = !!(flags & (1ULL << KPF_COMPOUND_TAIL));
-		j = i % folio_pages;
-		if (folio_pages == 1) {
-			if (head || tail)
-				fail("%s: page %lu is part of a large folio (kpageflags %#llx), want a small page",
-				     when, i, (unsigned long long)flags);
-			continue;
-		}
-		if (!(flags & (1ULL << KPF_THP)))
-			fail("%s: page %lu is not in a THP (kpageflags %#llx)",
-			     when, i, (unsigned long long)flags);
-		if (j == 0) {
-			if (!head || tail || pfn % folio_pages)
-				fail("%s: page %lu (pfn %#llx, kpageflags %#llx) does not start a folio of %lu pages",
-				     when, i, (unsigned long long)pfn,
-				     (unsigned long long)flags, folio_pages);
-			head_pfn = pfn;
-		} else if (head || !tail || pfn != head_pfn + j) {
-			fail("%s: page %lu (pfn %#llx, kpageflags %#llx) is not page %lu of the folio at pfn %#llx",
-			     when, i, (unsigned long long)pfn,
-			     (unsigned long long)flags, j,
-			     (unsigned long long)head_pfn);
-		}
-	}
-	close(pagemap);
-	close(kpageflags);
 }
 
 /* Move @count pages, given by their addresses, to @node; all must get there. */

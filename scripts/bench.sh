@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: move_pages() throughput by folio size, Linux 7.3.4 against the
+# series in each of its copy configurations (tools-bench/matrix).
+#   1. builds the series' kernel (the test kernel, scripts/build.sh) and the
+#      base kernel (7.3.4, tag 'base', same .config) in build/base, both
+#      through ccache; builds migbench statically for the guest;
+#   2. boots each kernel once in QEMU with two NUMA nodes and runs migbench
+#      for every configuration of the matrix that names that kernel;
+#   3. writes build/bench/report.md, results.json and plot.png, and prints
+#      the table.
+# BENCH_FULL=1 measures more memory, more runs and call latencies.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+BENCH_DIR=$BUILD_DIR/bench
+BASE_SRC=$BUILD_DIR/base-src
+BASE_BUILD=$BUILD_DIR/base
+CARGO_DIR=$BUILD_DIR/cargo
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-3600}
+export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
+export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
+
+# Each round boots every kernel once, alternating, so that slow phases of
+# the host hit all configurations alike; the report pools the rounds.
+if [ "${BENCH_FULL:-0}" = 1 ]; then
+	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 512M --iterations 5 --latency 1,16,256"
+	BENCH_ROUNDS=${BENCH_ROUNDS:-4}
+else
+	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 128M --iterations 4 --latency 1,64"
+	BENCH_ROUNDS=${BENCH_ROUNDS:-3}
+fi
+
+# The base kernel: 7.3.4 as released, with the test kernel's .config.
+build_base() {
+	say "bench: base kernel in ${BASE_BUILD#"$TOP"/} (log: build/base-build.log)"
+	if [ ! -d "$BASE_SRC" ]; then
+		git -C "$LINUX_DIR" worktree add --detach "$BASE_SRC" base >/dev/null 2>&1 ||
+			die "cannot create the base worktree $BASE_SRC"
+	fi
+	git -C "$BASE_SRC" checkout -q --detach base
+	mkdir -p "$BASE_BUILD"
+	cmp -s "$KUNIT_BUILD/.config" "$BASE_BUILD/.config.test" || {
+		cp "$KUNIT_BUILD/.config" "$BASE_BUILD/.config"
+		cp "$KUNIT_BUILD/.config" "$BASE_BUILD/.config.test"
+	}
+	local make=(make -C "$BASE_SRC" O="$BASE_BUILD" "${MAKE_LLVM[@]}"
+		CC="ccache clang$LLVM_SUFFIX" -j"$(nproc)")
+	if ! { "${make[@]}" olddefconfig && "${make[@]}" bzImage; } \
+		>"$BUILD_DIR/base-build.log" 2>&1; then
+		tail -n 30 "$BUILD_DIR/base-build.log" >&2
+		die "base kernel build failed (build/base-build.log)"
+	fi
+}
+
+build_migbench() {
+	say "bench: migbench (static, for the guest) and its report tool"
+	(cd "$TOP/tools-bench" &&
+		RUSTFLAGS="-C target-feature=+crt-static" CARGO_TARGET_DIR=$CARGO_DIR \
+			cargo build --quiet --locked --release --no-default-features \
+			--target x86_64-unknown-linux-gnu &&
+		CARGO_TARGET_DIR=$CARGO_DIR cargo build --quiet --locked --release) ||
+		die "migbench build failed"
+}
+
+# bench_kernel NAME BZIMAGE ROUND: boot it once for its configurations.
+bench_kernel() {
+	local name=$1 kernel=$2 root=$BENCH_DIR/root-$1 log=$BENCH_DIR/$1-$3.log
+	rm -rf "$root" && mkdir -p "$root"/{bin,bench,proc,sys,dev,tmp}
+	cp /bin/busybox "$root/bin/busybox"
+	install -m 0755 "$TOP/tools-bench/guest/init" "$root/init"
+	install -m 0755 "$CARGO_DIR/x86_64-unknown-linux-gnu/release/migbench" "$root/bench/"
+	cp "$TOP/tools-bench/matrix" "$root/bench/matrix"
+	echo "$BENCH_ARGS" >"$root/bench/args"
+	[ "$name" = base ] || find "$KUNIT_BUILD" -name '*.ko' -exec cp {} "$root/bench/" \;
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BENCH_DIR/$name.cpio"
+	say "bench: round $3 of $BENCH_ROUNDS, booting the $name kernel (log: ${log#"$TOP"/})"
+	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" "kunit.enable=0 loglevel=4 bench.kernel=$name" \
+		-initrd "$BENCH_DIR/$name.cpio"
+	tr -d '\r' <"$log" >"$log.txt"
+	grep -q '^BENCH-DONE' "$log.txt" ||
+		fails+=("$name kernel: the guest did not finish (crash or timeout; see ${log#"$TOP"/})")
+}
+
+# The labels of the matrix, in order.
+matrix_labels() {
+	sed -e 's/#.*//' "$TOP/tools-bench/matrix" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $1); print $1 }'
+}
+
+[ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
+require_static_busybox
+t_start=$(date +%s)
+"$TOP/scripts/build.sh"
+build_base
+build_migbench
+rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
+fails=()
+for round in $(seq "$BENCH_ROUNDS"); do
+	bench_kernel base "$BASE_BUILD/arch/x86/boot/bzImage" "$round"
+	bench_kernel series "$KUNIT_BUILD/arch/x86/boot/bzImage" "$round"
+done
+
+runs=()
+while read -r label; do
+	for round in $(seq "$BENCH_ROUNDS"); do
+		json=$BENCH_DIR/runs/$label-$round.json
+		cat "$BENCH_DIR"/{base,series}-"$round".log.txt |
+			sed -n "/^BENCH-JSON-BEGIN $label\$/,/^BENCH-JSON-END $label\$/p" |
+			sed '1d;$d' >"$json"
+		if [ -s "$json" ]; then
+			runs+=("$json")
+		else
+			rm -f "$json"
+			fails+=("round $round: no result for $label")
+		fi
+	done
+done < <(matrix_labels)
+# What the guests said went wrong (a run, a setup or a teardown).
+while read -r line; do
+	fails+=("$line")
+done < <(cd "$BENCH_DIR" && grep -H '^BENCH-FAIL' ./*.log.txt | sed 's|^\./||' || true)
+
+mapfile -t machine < <(qemu_machine)
+{
+	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
+	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<base|series>' -initrd <migbench initramfs> ${machine[*]}"
+	echo "kernels: 'base' is Linux 7.3.4 (tag base), 'series' the same tree with the series; both built with the test kernel's .config (kunit/.kunitconfig: CONFIG_DEBUG_VM=y, KUnit built in, not run)"
+	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
+	echo "configurations: tools-bench/matrix"
+} >"$BENCH_DIR/meta.txt"
+
+if [ ${#runs[@]} -gt 0 ]; then
+	say "bench: report (build/bench/report.md, results.json, plot.png)"
+	"$CARGO_DIR/release/migbench" report --meta "$BENCH_DIR/meta.txt" --out "$BENCH_DIR" "${runs[@]}"
+fi
+say "bench: took $(( $(date +%s) - t_start )) s"
+for f in "${fails[@]}"; do
+	printf 'FAILED: %s\n' "$f"
+done
+[ ${#fails[@]} -eq 0 ]

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The measurements: move_pages() throughput by folio size, latency by
+//! batch size, and the memcpy bandwidth between the same two nodes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use crate::args::{format_size, RunOptions};
+use crate::output::{LatencyPoint, MemcpyPoint, Point, RunReport};
+use crate::progress::Progress;
+use crate::stats::{MeanSd, Percentiles};
+use crate::sys::{self, Area, Result, ThpSettings};
+
+fn pattern(word: usize, seed: u64) -> u64 {
+    (word as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed
+}
+
+/// Counter changes around one move.
+#[derive(Default)]
+struct Deltas {
+    pgmigrate_success: u64,
+    thp_migration_success: u64,
+    offload_batches: Option<u64>,
+    offload_copied: Option<u64>,
+    offload_fallback: Option<u64>,
+}
+
+fn deltas(
+    before: &std::collections::HashMap<String, u64>,
+    after: &std::collections::HashMap<String, u64>,
+) -> Deltas {
+    let d = |k: &str| match (before.get(k), after.get(k)) {
+        (Some(b), Some(a)) => Some(a.saturating_sub(*b)),
+        _ => None,
+    };
+    Deltas {
+        pgmigrate_success: d("pgmigrate_success").unwrap_or(0),
+        thp_migration_success: d("thp_migration_success").unwrap_or(0),
+        offload_batches: d("pgmigrate_offload_batch"),
+        offload_copied: d("pgmigrate_offload_copied"),
+        offload_fallback: d("pgmigrate_offload_fallback"),
+    }
+}
+
+/// Memory of `folio_size` folios on the source node, filled and checked.
+struct Buffer {
+    area: Area,
+    folio_size: u64,
+    seed: u64,
+}
+
+impl Buffer {
+    fn new(o: &RunOptions, folio_size: u64, seed: u64) -> Result<Buffer> {
+        let ps = sys::page_size();
+        let mut area = Area::new(o.total as usize, folio_size > ps)?;
+        sys::bind_to(Some(o.from))?;
+        for (i, w) in area.words().iter_mut().enumerate() {
+            *w = pattern(i, seed);
+        }
+        sys::bind_to(None)?;
+        let buf = Buffer {
+            area,
+            folio_size,
+            seed,
+        };
+        sys::verify_folios(buf.area.ptr(), (o.total / ps) as usize, folio_size / ps).map_err(
+            |e| {
+                format!(
+                    "the memory is not backed by {} folios as asked ({e}); refusing to measure",
+                    format_size(folio_size)
+                )
+            },
+        )?;
+        buf.check_node(o.total, o.from, "after the fault")?;
+        Ok(buf)
+    }
+
+    /// One address per folio: move_pages() isolates a large folio at the
+    /// first address it is given and flushes its batch at a second one.
+    fn folio_addrs(&self, total: u64) -> Vec<*mut u8> {
+        (0..total / self.folio_size)
+            // SAFETY: every offset is inside the area.
+            .map(|i| unsafe { self.area.ptr().add((i * self.folio_size) as usize) })
+            .collect()
+    }
+
+    fn check_node(&self, total: u64, node: i32, when: &str) -> Result<()> {
+        let ps = sys::page_size();
+        let addrs: Vec<*mut u8> = (0..total / ps)
+            // SAFETY: every offset is inside the area.
+            .map(|i| unsafe { self.area.ptr().add((i * ps) as usize) })
+            .collect();
+        let mut status = vec![0; addrs.len()];
+        sys::move_pages(&addrs, None, &mut status)?;
+        match status.iter().position(|&s| s != node) {
+            Some(i) => Err(format!(
+                "{when}: page {i} is on node {}, want {node}",
+                status[i]
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn check_bytes(&mut self, when: &str) -> Result<()> {
+        let seed = self.seed;
+        match self
+            .area
+            .words()
+            .iter()
+            .enumerate()
+            .position(|(i, &w)| w != pattern(i, seed))
+        {
+            Some(i) => Err(format!("{when}: the data changed at byte {}", i * 8)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Moves every folio of `buf` to `to` in calls of `per_call` folios and
+/// returns each call's duration in seconds.
+fn move_all(buf: &Buffer, total: u64, to: i32, per_call: usize) -> Result<Vec<f64>> {
+    let addrs = buf.folio_addrs(total);
+    let mut times = Vec::with_capacity(addrs.len().div_ceil(per_call));
+    for chunk in addrs.chunks(per_call) {
+        let nodes = vec![to; chunk.len()];
+        let mut status = vec![0; chunk.len()];
+        let t = Instant::now();
+        let left = sys::move_pages(chunk, Some(&nodes), &mut status)?;
+        times.push(t.elapsed().as_secs_f64());
+        if left != 0 {
+            return Err(format!("move_pages() left {left} pages unmoved"));
+        }
+        if let Some(i) = status.iter().position(|&s| s != to) {
+            return Err(format!("move_pages() status of folio {i}: {}", status[i]));
+        }
+    }
+    Ok(times)
+}
+
+fn check_migrator(o: &RunOptions) -> Result<Option<String>> {
+    let registered = sys::read_trimmed(&format!("{}/migrator", sys::OFFLOAD_DIR)).ok();
+    match (&o.migrator, &registered) {
+        (Some(want), None) if !want.is_empty() => Err(format!(
+            "--migrator {want}: this kernel has no {}/migrator",
+            sys::OFFLOAD_DIR
+        )),
+        (Some(want), Some(got)) if want.is_empty() && got != "none" => {
+            Err(format!("--migrator none: migrator '{got}' is registered"))
+        }
+        (Some(want), Some(got)) if !want.is_empty() && want != got => Err(format!(
+            "--migrator {want}: the registered migrator is '{got}'"
+        )),
+        _ => Ok(registered),
+    }
+}
+
+fn configure(o: &RunOptions) -> Result<()> {
+    if let Some(r) = &o.reasons {
+        sys::write_control(&format!("{}/reasons", sys::OFFLOAD_DIR), r)?;
+    }
+    if let Some(m) = o.min_batch_bytes {
+        sys::write_control(
+            &format!("{}/min_batch_bytes", sys::OFFLOAD_DIR),
+            &m.to_string(),
+        )?;
+    }
+    if let Some(b) = o.batch_max_pages {
+        sys::write_control(sys::BATCH_MAX_PAGES, &b.to_string())?;
+    }
+    Ok(())
+}
+
+fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Point> {
+    let ps = sys::page_size();
+    let folios = o.total / size;
+    let mut gbps = Vec::new();
+    let mut p = Point::new(size, folios);
+    // Splits of folios of this size (mTHP stats) or of PMD THPs (vmstat).
+    let split_stat = format!("{}/hugepages-{}kB/stats/split", sys::THP_DIR, size >> 10);
+    let splits = || -> u64 {
+        let mthp = sys::read_trimmed(&split_stat)
+            .ok()
+            .and_then(|s| s.parse().ok());
+        let pmd = sys::vmstat()
+            .ok()
+            .and_then(|v| v.get("thp_split_page").copied());
+        mthp.unwrap_or(0) + pmd.unwrap_or(0)
+    };
+    for it in 0..o.iterations {
+        let mut buf = Buffer::new(o, size, it as u64)?;
+        let split_before = splits();
+        let before = sys::vmstat()?;
+        let secs: f64 = move_all(&buf, o.total, o.to, folios as usize)?.iter().sum();
+        let d = deltas(&before, &sys::vmstat()?);
+        let split = splits() - split_before;
+        buf.check_node(o.total, o.to, "after the move")?;
+        buf.check_bytes("after the move")?;
+        if d.pgmigrate_success != o.total / ps {
+            return Err(format!(
+                "{}: pgmigrate_success grew by {}, want {}: other migrations ran, or pages were not moved",
+                format_size(size),
+                d.pgmigrate_success,
+                o.total / ps
+            ));
+        }
+        if split != 0 {
+            return Err(format!(
+                "{}: the move split {split} folios",
+                format_size(size)
+            ));
+        }
+        gbps.push(o.total as f64 / secs / 1e9);
+        p.thp_migrated += d.thp_migration_success;
+        p.add_offload(d.offload_batches, d.offload_copied, d.offload_fallback);
+        progress.step();
+    }
+    p.gbps_runs = gbps.clone();
+    p.gbps = MeanSd::of(&gbps);
+    if o.migrator.as_deref() == Some("") && p.offload_batches.unwrap_or(0) != 0 {
+        return Err(format!(
+            "{}: {} batches were offloaded with no migrator registered",
+            format_size(size),
+            p.offload_batches.unwrap_or(0)
+        ));
+    }
+    if o.require_offload && p.migrator_copied != Some(folios * o.iterations as u64) {
+        return Err(format!(
+            "{}: the migrator copied {:?} of {} folios; --require-offload",
+            format_size(size),
+            p.migrator_copied,
+            folios * o.iterations as u64
+        ));
+    }
+    Ok(p)
+}
+
+/// The time from the start of one move_pages() call of every folio until
+/// the first folio shows on the destination node, in microseconds: a
+/// second thread polls the first page's node while the call runs.
+fn first_folio_latency(buf: &Buffer, o: &RunOptions) -> Result<(f64, f64)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let first = buf.area.ptr() as usize;
+    let to = o.to;
+    let start = Instant::now();
+    let poller = {
+        let stop = stop.clone();
+        thread::spawn(move || {
+            let mut status = [0];
+            while !stop.load(Ordering::Relaxed) {
+                if sys::move_pages(&[first as *mut u8], None, &mut status).is_ok()
+                    && status[0] == to
+                {
+                    return Some(start.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+            None
+        })
+    };
+    let call = move_all(buf, o.total, o.to, usize::MAX);
+    let whole = start.elapsed().as_secs_f64() * 1e6;
+    stop.store(true, Ordering::Relaxed);
+    let seen = poller
+        .join()
+        .map_err(|_| "the poller thread panicked".to_string())?;
+    call?;
+    // A poll that never saw the node before the call returned: the first
+    // folio was done no later than the call.
+    Ok((seen.unwrap_or(whole).min(whole), whole))
+}
+
+fn latency_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<LatencyPoint> {
+    let mut calls = Vec::new();
+    let mut first = Vec::new();
+    let mut whole = Vec::new();
+    for it in 0..o.iterations {
+        let buf = Buffer::new(o, size, it as u64)?;
+        let (f, w) = first_folio_latency(&buf, o)?;
+        first.push(f);
+        whole.push(w);
+        progress.step();
+    }
+    for &per_call in &o.latency_batches {
+        let mut us = Vec::new();
+        for it in 0..o.iterations {
+            let mut buf = Buffer::new(o, size, it as u64)?;
+            us.extend(
+                move_all(&buf, o.total, o.to, per_call)?
+                    .iter()
+                    .map(|s| s * 1e6),
+            );
+            buf.check_bytes("after the latency moves")?;
+            progress.step();
+        }
+        calls.push((per_call, Percentiles::of(&us)));
+    }
+    Ok(LatencyPoint {
+        folio_bytes: size,
+        first_folio_us: MeanSd::of(&first),
+        whole_call_us: MeanSd::of(&whole),
+        per_call: calls
+            .into_iter()
+            .map(|(folios, p)| crate::output::CallLatency { folios, us: p })
+            .collect(),
+    })
+}
+
+/// memcpy() from a buffer on the source node into one on the destination.
+fn memcpy_point(o: &RunOptions) -> Result<MemcpyPoint> {
+    let mut src = Area::new(o.total as usize, false)?;
+    let mut dst = Area::new(o.total as usize, false)?;
+    sys::bind_to(Some(o.from))?;
+    src.words()
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, w)| *w = pattern(i, 1));
+    sys::bind_to(Some(o.to))?;
+    dst.words().fill(0);
+    sys::bind_to(None)?;
+    let mut gbps = Vec::new();
+    for _ in 0..o.iterations {
+        let t = Instant::now();
+        dst.words().copy_from_slice(src.words());
+        gbps.push(o.total as f64 / t.elapsed().as_secs_f64() / 1e9);
+    }
+    if dst
+        .words()
+        .iter()
+        .enumerate()
+        .any(|(i, &w)| w != pattern(i, 1))
+    {
+        return Err("memcpy reference: the copy differs".into());
+    }
+    Ok(MemcpyPoint {
+        bytes: o.total,
+        gbps: MeanSd::of(&gbps),
+        gbps_runs: gbps,
+    })
+}
+
+/// Runs everything `o` asks for.
+pub fn run(o: &RunOptions) -> Result<RunReport> {
+    let registered = check_migrator(o)?;
+    configure(o)?;
+    let mut report = RunReport::new(o, registered);
+    let steps = o.sizes.len()
+        * o.iterations
+        * (1 + if o.latency_batches.is_empty() {
+            0
+        } else {
+            1 + o.latency_batches.len()
+        });
+    let mut progress = Progress::new(o.progress, steps);
+    for &size in &o.sizes {
+        progress.label(&format!("{} {}", o.label, format_size(size)));
+        let _thp = ThpSettings::allow_only(size)?;
+        report
+            .points
+            .push(throughput_point(o, size, &mut progress)?);
+        if !o.latency_batches.is_empty() {
+            report.latency.push(latency_point(o, size, &mut progress)?);
+        }
+    }
+    if o.memcpy {
+        report.memcpy = Some(memcpy_point(o)?);
+    }
+    progress.finish();
+    Ok(report)
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The results of one run and their forms: a table for people, JSON and CSV
+//! for tools.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::args::{format_size, RunOptions};
+use crate::stats::{MeanSd, Percentiles};
+use crate::sys;
+
+/// move_pages() throughput at one folio size.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub folio_bytes: u64,
+    /// Folios per measurement.
+    pub folios: u64,
+    /// GB/s (10^9 bytes per second) of each measurement, and their summary.
+    pub gbps_runs: Vec<f64>,
+    pub gbps: MeanSd,
+    /// Over all measurements: PMD-sized THPs migrated whole (vmstat).
+    pub thp_migrated: u64,
+    /// Over all measurements, from the copy-offload vmstat counters; absent
+    /// on kernels without them.
+    pub offload_batches: Option<u64>,
+    pub migrator_copied: Option<u64>,
+    pub migrator_fallback: Option<u64>,
+}
+
+impl Point {
+    pub fn new(folio_bytes: u64, folios: u64) -> Point {
+        Point {
+            folio_bytes,
+            folios,
+            ..Default::default()
+        }
+    }
+
+    pub fn add_offload(
+        &mut self,
+        batches: Option<u64>,
+        copied: Option<u64>,
+        fallback: Option<u64>,
+    ) {
+        let add = |acc: Option<u64>, v: Option<u64>| v.map(|v| acc.unwrap_or(0) + v);
+        self.offload_batches = add(self.offload_batches, batches);
+        self.migrator_copied = add(self.migrator_copied, copied);
+        self.migrator_fallback = add(self.migrator_fallback, fallback);
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallLatency {
+    /// Folios per move_pages() call.
+    pub folios: usize,
+    pub us: Percentiles,
+}
+
+/// Latencies at one folio size, in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyPoint {
+    pub folio_bytes: u64,
+    /// From the start of a move_pages() call of the whole buffer until its
+    /// first folio is on the destination node, and until the call returns.
+    pub first_folio_us: MeanSd,
+    pub whole_call_us: MeanSd,
+    pub per_call: Vec<CallLatency>,
+}
+
+/// memcpy() bandwidth from the source node to the destination node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemcpyPoint {
+    pub bytes: u64,
+    pub gbps_runs: Vec<f64>,
+    pub gbps: MeanSd,
+}
+
+/// Everything one `migbench run` measured, and where.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub label: String,
+    pub kernel: String,
+    pub machine: String,
+    pub from: i32,
+    pub to: i32,
+    pub total_bytes: u64,
+    pub iterations: usize,
+    /// The copy-offload sysfs `migrator` during the run; absent on kernels
+    /// without copy offload.
+    pub migrator: Option<String>,
+    pub points: Vec<Point>,
+    pub latency: Vec<LatencyPoint>,
+    pub memcpy: Option<MemcpyPoint>,
+}
+
+impl RunReport {
+    pub fn new(o: &RunOptions, migrator: Option<String>) -> RunReport {
+        RunReport {
+            label: o.label.clone(),
+            kernel: sys::kernel(),
+            machine: sys::machine(),
+            from: o.from,
+            to: o.to,
+            total_bytes: o.total,
+            iterations: o.iterations,
+            migrator,
+            points: Vec::new(),
+            latency: Vec::new(),
+            memcpy: None,
+        }
+    }
+
+    /// The human table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "migbench '{}': move_pages() of {} node {} -> {}, {} runs per size; kernel {}; migrator {}",
+            self.label,
+            format_size(self.total_bytes),
+            self.from,
+            self.to,
+            self.iterations,
+            self.kernel.split_whitespace().next().unwrap_or("?"),
+            self.migrator.as_deref().unwrap_or("(no copy offload)")
+        );
+        let _ = writeln!(
+            s,
+            "{:>6}  {:>16}  {:>8}  {:>12}  {:>10}",
+            "folio", "GB/s", "folios", "by migrator", "fell back"
+        );
+        for p in &self.points {
+            let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            let _ = writeln!(
+                s,
+                "{:>6}  {:>16}  {:>8}  {:>12}  {:>10}",
+                format_size(p.folio_bytes),
+                format!("{:.3} ± {:.3}", p.gbps.mean, p.gbps.sd),
+                p.folios * self.iterations as u64,
+                opt(p.migrator_copied),
+                opt(p.migrator_fallback)
+            );
+        }
+        if let Some(m) = &self.memcpy {
+            let _ = writeln!(
+                s,
+                "{:>6}  {:>16}  (memcpy node {} -> {}, the copy limit)",
+                "memcpy",
+                format!("{:.3} ± {:.3}", m.gbps.mean, m.gbps.sd),
+                self.from,
+                self.to
+            );
+        }
+        for l in &self.latency {
+            let _ = writeln!(
+                s,
+                "latency {}: first folio {:.0} ± {:.0} us of a {:.0} us call",
+                format_size(l.folio_bytes),
+                l.first_folio_us.mean,
+                l.first_folio_us.sd,
+                l.whole_call_us.mean
+            );
+            for c in &l.per_call {
+                let _ = writeln!(
+                    s,
+                    "  {:>5} folios/call: p50 {:.0} us, p90 {:.0} us, p99 {:.0} us, max {:.0} us ({} calls)",
+                    c.folios, c.us.p50, c.us.p90, c.us.p99, c.us.max, c.us.n
+                );
+            }
+        }
+        s
+    }
+
+    /// One CSV row per folio size.
+    pub fn csv(&self) -> String {
+        let mut s = String::from(
+            "label,folio_bytes,folios,iterations,gbps_mean,gbps_sd,migrator_copied,migrator_fallback,memcpy_gbps\n",
+        );
+        let opt = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+        let memcpy = self
+            .memcpy
+            .as_ref()
+            .map_or(String::new(), |m| format!("{:.4}", m.gbps.mean));
+        for p in &self.points {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{:.4},{:.4},{},{},{}",
+                csv_field(&self.label),
+                p.folio_bytes,
+                p.folios,
+                self.iterations,
+                p.gbps.mean,
+                p.gbps.sd,
+                opt(p.migrator_copied),
+                opt(p.migrator_fallback),
+                memcpy
+            );
+        }
+        s
+    }
+}
+
+/// Quotes a CSV field if it needs it (RFC 4180).
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> RunReport {
+        let mut p = Point::new(64 << 10, 2048);
+        p.gbps_runs = vec![1.0, 3.0];
+        p.gbps = MeanSd::of(&p.gbps_runs);
+        p.add_offload(Some(4), Some(2048), Some(0));
+        p.add_offload(Some(4), Some(2000), Some(48));
+        RunReport {
+            label: "dcbm, 2 ch".into(),
+            kernel: "7.3.4 #1 SMP".into(),
+            machine: "QEMU".into(),
+            from: 0,
+            to: 1,
+            total_bytes: 128 << 20,
+            iterations: 2,
+            migrator: Some("dcbm".into()),
+            points: vec![p],
+            latency: vec![],
+            memcpy: None,
+        }
+    }
+
+    #[test]
+    fn offload_counters_add_up_or_stay_absent() {
+        let p = &sample().points[0];
+        assert_eq!(
+            (p.offload_batches, p.migrator_copied, p.migrator_fallback),
+            (Some(8), Some(4048), Some(48))
+        );
+        let mut v = Point::new(4096, 1);
+        v.add_offload(None, None, None);
+        assert_eq!(v.migrator_copied, None);
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let r = sample();
+        let text = serde_json::to_string(&r).unwrap();
+        let back: RunReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn csv_quotes_and_rows() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let csv = sample().csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            lines[1],
+            "\"dcbm, 2 ch\",65536,2048,2,2.0000,1.4142,4048,48,"
+        );
+    }
+
+    #[test]
+    fn table_shows_counts() {
+        let t = sample().table();
+        assert!(t.contains("64K"));
+        assert!(t.contains("2.000 ± 1.414"));
+        assert!(t.contains("4048"));
+    }
+}
