@@ -15,8 +15,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 BENCH_DIR=$BUILD_DIR/bench
-BASE_SRC=$BUILD_DIR/base-src
-BASE_BUILD=$BUILD_DIR/base
 CARGO_DIR=$BUILD_DIR/cargo
 BENCH_TIMEOUT=${BENCH_TIMEOUT:-3600}
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
@@ -28,30 +26,54 @@ if [ "${BENCH_FULL:-0}" = 1 ]; then
 	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 512M --iterations 5 --latency 1,16,256"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-4}
 else
-	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 128M --iterations 4 --latency 1,64"
+	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 128M --iterations 4"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 fi
 
-# The base kernel: 7.3.4 as released, with the test kernel's .config.
-build_base() {
-	say "bench: base kernel in ${BASE_BUILD#"$TOP"/} (log: build/base-build.log)"
-	if [ ! -d "$BASE_SRC" ]; then
-		git -C "$LINUX_DIR" worktree add --detach "$BASE_SRC" base >/dev/null 2>&1 ||
-			die "cannot create the base worktree $BASE_SRC"
+# The revision of linux/ a line of tools-bench/kernels names.
+kernel_rev() {
+	local spec=$1 subject sha
+	case "$spec" in
+	"parent-of "*)
+		subject=${spec#parent-of }
+		sha=$(git -C "$LINUX_DIR" log --format='%H %s' base..HEAD |
+		      awk -v s="$subject" '{ h = $1; $1 = ""; if (substr($0, 2) == s) print h }')
+		[ -n "$sha" ] || die "tools-bench/kernels: no commit '$subject' in the series"
+		echo "$sha^"
+		;;
+	*) echo "$spec" ;;
+	esac
+}
+
+# build_kernel NAME REV: REV of linux/ with the test kernel's .config, in
+# build/NAME from a worktree in build/NAME-src; 'series' is the test kernel.
+build_kernel() {
+	local name=$1 rev=$2 src=$BUILD_DIR/$1-src out=$BUILD_DIR/$1
+	if [ "$name" = series ]; then
+		bzimage[$name]=$KUNIT_BUILD/arch/x86/boot/bzImage
+		modules[$name]=$KUNIT_BUILD
+		return
 	fi
-	git -C "$BASE_SRC" checkout -q --detach base
-	mkdir -p "$BASE_BUILD"
-	cmp -s "$KUNIT_BUILD/.config" "$BASE_BUILD/.config.test" || {
-		cp "$KUNIT_BUILD/.config" "$BASE_BUILD/.config"
-		cp "$KUNIT_BUILD/.config" "$BASE_BUILD/.config.test"
+	say "bench: the $name kernel ($rev) in ${out#"$TOP"/} (log: build/$name-build.log)"
+	if [ ! -d "$src" ]; then
+		git -C "$LINUX_DIR" worktree add --detach "$src" "$rev" >/dev/null 2>&1 ||
+			die "cannot create the worktree $src"
+	fi
+	git -C "$src" checkout -q --detach "$(git -C "$LINUX_DIR" rev-parse "$rev")"
+	mkdir -p "$out"
+	cmp -s "$KUNIT_BUILD/.config" "$out/.config.test" || {
+		cp "$KUNIT_BUILD/.config" "$out/.config"
+		cp "$KUNIT_BUILD/.config" "$out/.config.test"
 	}
-	local make=(make -C "$BASE_SRC" O="$BASE_BUILD" "${MAKE_LLVM[@]}"
+	local make=(make -C "$src" O="$out" "${MAKE_LLVM[@]}"
 		CC="ccache clang$LLVM_SUFFIX" -j"$(nproc)")
-	if ! { "${make[@]}" olddefconfig && "${make[@]}" bzImage; } \
-		>"$BUILD_DIR/base-build.log" 2>&1; then
-		tail -n 30 "$BUILD_DIR/base-build.log" >&2
-		die "base kernel build failed (build/base-build.log)"
+	if ! { "${make[@]}" olddefconfig && "${make[@]}" bzImage modules; } \
+		>"$BUILD_DIR/$name-build.log" 2>&1; then
+		tail -n 30 "$BUILD_DIR/$name-build.log" >&2
+		die "$name kernel build failed (build/$name-build.log)"
 	fi
+	bzimage[$name]=$out/arch/x86/boot/bzImage
+	modules[$name]=$out
 }
 
 build_migbench() {
@@ -64,18 +86,18 @@ build_migbench() {
 		die "migbench build failed"
 }
 
-# bench_kernel NAME BZIMAGE ROUND: boot it once for its configurations.
+# bench_kernel NAME ROUND: boot it once for its configurations.
 bench_kernel() {
-	local name=$1 kernel=$2 root=$BENCH_DIR/root-$1 log=$BENCH_DIR/$1-$3.log
+	local name=$1 kernel=${bzimage[$1]} root=$BENCH_DIR/root-$1 log=$BENCH_DIR/$1-$2.log
 	rm -rf "$root" && mkdir -p "$root"/{bin,bench,proc,sys,dev,tmp}
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/tools-bench/guest/init" "$root/init"
 	install -m 0755 "$CARGO_DIR/x86_64-unknown-linux-gnu/release/migbench" "$root/bench/"
 	cp "$TOP/tools-bench/matrix" "$root/bench/matrix"
 	echo "$BENCH_ARGS" >"$root/bench/args"
-	[ "$name" = base ] || find "$KUNIT_BUILD" -name '*.ko' -exec cp {} "$root/bench/" \;
+	find "${modules[$name]}" -name '*.ko' -exec cp {} "$root/bench/" \;
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BENCH_DIR/$name.cpio"
-	say "bench: round $3 of $BENCH_ROUNDS, booting the $name kernel (log: ${log#"$TOP"/})"
+	say "bench: round $2 of $BENCH_ROUNDS, booting the $name kernel (log: ${log#"$TOP"/})"
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" "kunit.enable=0 loglevel=4 bench.kernel=$name" \
 		-initrd "$BENCH_DIR/$name.cpio"
 	tr -d '\r' <"$log" >"$log.txt"
@@ -92,20 +114,26 @@ matrix_labels() {
 require_static_busybox
 t_start=$(date +%s)
 "$TOP/scripts/build.sh"
-build_base
+declare -A bzimage modules
+kernels=()
+while read -r name spec; do
+	kernels+=("$name")
+	build_kernel "$name" "$(kernel_rev "$spec")"
+done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tools-bench/kernels")
 build_migbench
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
 fails=()
 for round in $(seq "$BENCH_ROUNDS"); do
-	bench_kernel base "$BASE_BUILD/arch/x86/boot/bzImage" "$round"
-	bench_kernel series "$KUNIT_BUILD/arch/x86/boot/bzImage" "$round"
+	for name in "${kernels[@]}"; do
+		bench_kernel "$name" "$round"
+	done
 done
 
 runs=()
 while read -r label; do
 	for round in $(seq "$BENCH_ROUNDS"); do
 		json=$BENCH_DIR/runs/$label-$round.json
-		cat "$BENCH_DIR"/{base,series}-"$round".log.txt |
+		cat "$BENCH_DIR"/*-"$round".log.txt |
 			sed -n "/^BENCH-JSON-BEGIN $label\$/,/^BENCH-JSON-END $label\$/p" |
 			sed '1d;$d' >"$json"
 		if [ -s "$json" ]; then
@@ -124,8 +152,8 @@ done < <(cd "$BENCH_DIR" && grep -H '^BENCH-FAIL' ./*.log.txt | sed 's|^\./||' |
 mapfile -t machine < <(qemu_machine)
 {
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
-	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<base|series>' -initrd <migbench initramfs> ${machine[*]}"
-	echo "kernels: 'base' is Linux 7.3.4 (tag base), 'series' the same tree with the series; both built with the test kernel's .config (kunit/.kunitconfig: CONFIG_DEBUG_VM=y, KUnit built in, not run)"
+	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<name>' -initrd <migbench initramfs> ${machine[*]}"
+	echo "kernels (tools-bench/kernels), all with the test kernel's .config (kunit/.kunitconfig: CONFIG_DEBUG_VM=y, KUnit built in, not run): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "$(kernel_rev "$(awk -v k="$k" '$1 == k { $1 = ""; print substr($0, 2) }' "$TOP/tools-bench/kernels")")")"; done)"
 	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
 	echo "configurations: tools-bench/matrix"
 } >"$BENCH_DIR/meta.txt"

@@ -50,9 +50,10 @@ as_root() {
 	fi
 }
 
-# The QEMU machine of kunit/qemu-numa.args (two NUMA nodes), as an array.
+# The QEMU machine of kunit/qemu-numa.args (two NUMA nodes, one argument
+# per line), or of the file $QEMU_ARGS names.
 qemu_machine() {
-	grep -v '^[[:space:]]*$' "$TOP/kunit/qemu-numa.args"
+	grep -v '^[[:space:]]*$' "${QEMU_ARGS:-$TOP/kunit/qemu-numa.args}"
 }
 
 # qemu_boot KERNEL LOG TIMEOUT CMDLINE [QEMU ARGS...]: boot KERNEL on that

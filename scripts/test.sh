@@ -14,12 +14,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 GUEST_DIR=$BUILD_DIR/guest
+# tools/testing/selftests/mm programs run in the guest (kunit/guest/list).
+MM_SELFTESTS=(migration rmap mkdirty)
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
 
 passed=0
 failed=0
 skipped=0
 failures=()
+skips=()
 
 # Boot the test kernel on the NUMA machine of kunit/qemu-numa.args (TCG).
 boot() {
@@ -60,34 +63,48 @@ build_initramfs() {
 	require_static_busybox
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/kunit/guest/init" "$root/init"
-	cp "$TOP/kunit/guest/list" "$root/tests/list"
+	cp "$TOP"/kunit/guest/list* "$root/tests/"
 	install -m 0755 "$TOP"/kunit/guest/*.sh "$root/tests/"
 	# The test kernel's modules (test migrators and providers).
 	find "$KUNIT_BUILD" -name '*.ko' -exec cp {} "$root/tests/" \;
 	for prog in "$TOP"/kunit/guest/*.c; do
 		gcc -static -O2 -Wall -Wextra -Werror -o "$root/tests/$(basename "$prog" .c)" "$prog"
 	done
+	# The kernel's own mm selftests that migrate memory, against the
+	# kernel's uapi headers.
+	make -s -C "$LINUX_DIR" O="$KUNIT_BUILD" "${MAKE_LLVM[@]}" headers
+	: >"$GUEST_DIR/selftests-build.log"
+	local st=$LINUX_DIR/tools/testing/selftests/mm
+	# (Static libnuma makes the linker warn about getaddrinfo, which the
+	# tests never reach: keep that in a log.)
+	for prog in "${MM_SELFTESTS[@]}"; do
+		gcc -static -O2 -isystem "$KUNIT_BUILD/usr/include" -I"$st/.." \
+			-o "$root/tests/mm_$prog" "$st/$prog.c" "$st/vm_util.c" \
+			"$st/hugepage_settings.c" -lnuma -lpthread \
+			>>"$GUEST_DIR/selftests-build.log" 2>&1 ||
+			die "building selftests/mm/$prog failed (build/guest/selftests-build.log)"
+	done
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$GUEST_DIR/initramfs.cpio"
 }
 
+# run_guest NAME LIST [QEMU_ARGS_FILE]: boot the initramfs with guest.list=LIST
+# (a file of kunit/guest/) and count its GUEST-TEST lines.
 run_guest() {
-	local log=$BUILD_DIR/guest-test.log line
-	say "guest: building the initramfs"
-	mkdir -p "$GUEST_DIR"
-	build_initramfs
-	say "guest: booting for the userspace tests (log: build/guest-test.log)"
-	boot "$log" "kunit.enable=0 loglevel=4" -initrd "$GUEST_DIR/initramfs.cpio"
+	local name=$1 list=$2 log=$BUILD_DIR/guest-$1.log line
+	say "guest: booting for the $name tests of kunit/guest/$list (log: ${log#"$TOP"/})"
+	QEMU_ARGS=${3:-} boot "$log" "kunit.enable=0 loglevel=4 guest.list=$list" \
+		-initrd "$GUEST_DIR/initramfs.cpio"
 	while read -r line; do
 		case "$line" in
 		"GUEST-TEST: PASS "*) passed=$((passed + 1)) ;;
 		"GUEST-TEST: FAIL "*) failed=$((failed + 1)); failures+=("guest: ${line#GUEST-TEST: FAIL }") ;;
+		"GUEST-TEST: SKIP "*) skipped=$((skipped + 1)); skips+=("guest: ${line#GUEST-TEST: SKIP }") ;;
 		esac
 	done < <(tr -d '\r' <"$log" | grep -o 'GUEST-TEST: .*' || true)
 	if ! grep -q GUEST-DONE "$log"; then
 		failed=$((failed + 1))
-		failures+=("guest: the guest did not finish (crash or timeout; see build/guest-test.log)")
+		failures+=("guest: the $name boot did not finish (crash or timeout; see ${log#"$TOP"/})")
 	fi
-	say "guest: done"
 }
 
 # The benchmark's own unit tests (cargo test), counted like the others.
@@ -113,9 +130,17 @@ run_bench_unit_tests() {
 [ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 "$TOP/scripts/build.sh"
 run_kunit
-run_guest
+say "guest: building the initramfs"
+mkdir -p "$GUEST_DIR"
+build_initramfs
+run_guest userspace list
+run_guest selftests list-selftests "$TOP/kunit/qemu-numa-4cpu.args"
+say "guest: done"
 run_bench_unit_tests
 
+for f in "${skips[@]}"; do
+	printf 'SKIPPED: %s\n' "$f"
+done
 for f in "${failures[@]}"; do
 	printf 'FAILED: %s\n' "$f"
 done
