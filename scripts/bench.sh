@@ -114,11 +114,12 @@ matrix_labels() {
 require_static_busybox
 t_start=$(date +%s)
 "$TOP/scripts/build.sh"
-declare -A bzimage modules
+declare -A bzimage modules revs
 kernels=()
 while read -r name spec; do
 	kernels+=("$name")
-	build_kernel "$name" "$(kernel_rev "$spec")"
+	revs[$name]=$(kernel_rev "$spec")
+	build_kernel "$name" "${revs[$name]}"
 done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tools-bench/kernels")
 build_migbench
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
@@ -153,7 +154,7 @@ mapfile -t machine < <(qemu_machine)
 {
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<name>' -initrd <migbench initramfs> ${machine[*]}"
-	echo "kernels (tools-bench/kernels), all with the test kernel's .config (kunit/.kunitconfig: CONFIG_DEBUG_VM=y, KUnit built in, not run): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "$(kernel_rev "$(awk -v k="$k" '$1 == k { $1 = ""; print substr($0, 2) }' "$TOP/tools-bench/kernels")")")"; done)"
+	echo "kernels (tools-bench/kernels), all with the test kernel's .config (kunit/.kunitconfig: CONFIG_DEBUG_VM=y, KUnit built in, not run): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
 	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
 	echo "configurations: tools-bench/matrix"
 } >"$BENCH_DIR/meta.txt"

@@ -59,15 +59,6 @@ static void read_pagemap(uint64_t *pme)
 	close(fd);
 }
 
-static uint64_t kpageflags(uint64_t pme)
-{
-	int fd = open("/proc/kpageflags", O_RDONLY);
-	uint64_t flags = read_u64_at(fd, pme & PM_PFN_MASK, "kpageflags");
-
-	close(fd);
-	return flags;
-}
-
 /* Compare every page's pagemap flag bits with @before. */
 static void check_flags(const uint64_t *before, const char *when)
 {
@@ -88,18 +79,22 @@ static void check_flags(const uint64_t *before, const char *when)
 static void check_mlocked(const char *when)
 {
 	uint64_t *pme = calloc(nr_pages, sizeof(*pme));
+	int fd = open("/proc/kpageflags", O_RDONLY);
 	unsigned long i;
 	uint64_t f;
 
 	if (!pme)
 		fail("out of memory");
+	if (fd < 0)
+		fail("open /proc/kpageflags: %s", strerror(errno));
 	read_pagemap(pme);
 	for (i = 0; i < nr_pages; i++) {
-		f = kpageflags(pme[i]);
+		f = read_u64_at(fd, pme[i] & PM_PFN_MASK, "kpageflags");
 		if (!(f & (1ULL << KPF_MLOCKED)) || !(f & (1ULL << KPF_UNEVICTABLE)))
 			fail("%s: page %lu is not mlocked and unevictable (kpageflags %#llx)",
 			     when, i, (unsigned long long)f);
 	}
+	close(fd);
 	free(pme);
 }
 

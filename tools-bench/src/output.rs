@@ -68,6 +68,30 @@ pub struct LatencyPoint {
     pub per_call: Vec<CallLatency>,
 }
 
+impl LatencyPoint {
+    /// A headline and one line per batch size, for the table and the report.
+    pub fn lines(&self) -> (String, Vec<String>) {
+        let head = format!(
+            "latency {}: first folio on the destination after {:.0} ± {:.0} us of a {:.0} us call",
+            format_size(self.folio_bytes),
+            self.first_folio_us.mean,
+            self.first_folio_us.sd,
+            self.whole_call_us.mean
+        );
+        let calls = self
+            .per_call
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} folios per call: p50 {:.0} us, p90 {:.0} us, p99 {:.0} us, max {:.0} us ({} calls)",
+                    c.folios, c.us.p50, c.us.p90, c.us.p99, c.us.max, c.us.n
+                )
+            })
+            .collect();
+        (head, calls)
+    }
+}
+
 /// memcpy() bandwidth from the source node to the destination node.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemcpyPoint {
@@ -153,20 +177,10 @@ impl RunReport {
             );
         }
         for l in &self.latency {
-            let _ = writeln!(
-                s,
-                "latency {}: first folio {:.0} ± {:.0} us of a {:.0} us call",
-                format_size(l.folio_bytes),
-                l.first_folio_us.mean,
-                l.first_folio_us.sd,
-                l.whole_call_us.mean
-            );
-            for c in &l.per_call {
-                let _ = writeln!(
-                    s,
-                    "  {:>5} folios/call: p50 {:.0} us, p90 {:.0} us, p99 {:.0} us, max {:.0} us ({} calls)",
-                    c.folios, c.us.p50, c.us.p90, c.us.p99, c.us.max, c.us.n
-                );
+            let (head, calls) = l.lines();
+            let _ = writeln!(s, "{head}");
+            for c in calls {
+                let _ = writeln!(s, "  {c}");
             }
         }
         s
@@ -266,6 +280,42 @@ mod tests {
         assert_eq!(
             lines[1],
             "\"dcbm, 2 ch\",65536,2048,2,2.0000,1.4142,4048,48,"
+        );
+    }
+
+    #[test]
+    fn latency_lines() {
+        let l = LatencyPoint {
+            folio_bytes: 4096,
+            first_folio_us: MeanSd {
+                mean: 62.0,
+                sd: 13.0,
+                n: 2,
+            },
+            whole_call_us: MeanSd {
+                mean: 397.0,
+                sd: 1.0,
+                n: 2,
+            },
+            per_call: vec![CallLatency {
+                folios: 64,
+                us: Percentiles {
+                    p50: 1.0,
+                    p90: 2.0,
+                    p99: 3.0,
+                    max: 4.0,
+                    n: 5,
+                },
+            }],
+        };
+        let (head, calls) = l.lines();
+        assert_eq!(
+            head,
+            "latency 4K: first folio on the destination after 62 ± 13 us of a 397 us call"
+        );
+        assert_eq!(
+            calls,
+            vec!["64 folios per call: p50 1 us, p90 2 us, p99 3 us, max 4 us (5 calls)"]
         );
     }
 

@@ -241,20 +241,10 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, table: &str) -> Str
             }
         }
         for l in &r.latency {
-            let _ = writeln!(
-                s,
-                "  - latency {}: first folio on the destination after {:.0} ± {:.0} us of a {:.0} us call",
-                format_size(l.folio_bytes),
-                l.first_folio_us.mean,
-                l.first_folio_us.sd,
-                l.whole_call_us.mean
-            );
-            for c in &l.per_call {
-                let _ = writeln!(
-                    s,
-                    "    - {} folios per call: p50 {:.0} us, p90 {:.0} us, p99 {:.0} us",
-                    c.folios, c.us.p50, c.us.p90, c.us.p99
-                );
+            let (head, calls) = l.lines();
+            let _ = writeln!(s, "  - {head}");
+            for c in calls {
+                let _ = writeln!(s, "    - {c}");
             }
         }
     }
