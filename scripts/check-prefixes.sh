@@ -3,7 +3,9 @@
 #
 # Part of make check: every prefix of the series compiles. For each patch,
 # in a worktree at that patch, build (with W=1, warnings are errors) every
-# C object the series has touched so far, with the test kernel's config.
+# C object the series has touched so far, with the test kernel's config;
+# for a patch that touches Rust, the kernel crate and the series' Rust
+# driver directories too.
 # Hidden symbols that only later patches select (FORCE) get a temporary
 # prompt and are turned on, so that their code is compiled in every prefix
 # that has it.
@@ -42,6 +44,18 @@ while read -r c; do
 	   grep -q 'warning:' <<<"${out:-}"; then
 		printf 'prefix %d (%s) does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
 		bad=1
+	fi
+	# A patch that touches Rust: the kernel crate and every Rust driver
+	# directory of the series so far compile without warnings.
+	if git -C "$SRC" diff --name-only HEAD~1 HEAD | grep -q '^rust/\|\.rs$'; then
+		mapfile -t rdirs < <(git -C "$SRC" diff --name-only base HEAD -- '*.rs' |
+			grep -v '^rust/' | xargs -r -n1 dirname | sort -u | sed 's|$|/|')
+		if ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+				-j"$(nproc)" rust/ "${rdirs[@]}" 2>&1 >/dev/null) ||
+		   grep -q 'warning' <<<"${out:-}"; then
+			printf 'prefix %d (%s): Rust does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
+			bad=1
+		fi
 	fi
 	git -C "$SRC" checkout -q -- .
 done < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)

@@ -22,7 +22,9 @@
  *   one       the migrator copied exactly one folio per batch (it was told
  *             to fail after one) and the CPU copied the rest;
  *   fallback  batches went to the migrator, which copied nothing, and the
- *             CPU copied every folio.
+ *             CPU copied every folio;
+ *   mixed     the migrator copied some folios and the CPU the others (some
+ *             batches failed), each folio counted once.
  *
  * Prints one line, "GUEST-TEST: PASS NAME" or "GUEST-TEST: FAIL NAME: why",
  * and exits 0 or 1. No libnuma in the guest: raw system calls.
@@ -68,6 +70,11 @@ static void check_offload(const char *expect, const struct offload_counters *bef
 		want_copied = d.batch;
 	} else if (!strcmp(expect, "fallback")) {
 		want_copied = 0;
+	} else if (!strcmp(expect, "mixed")) {
+		if (!d.copied || !d.fallback || d.copied + d.fallback != nr_folios)
+			fail("%lu batches: %lu folios copied by the migrator and %lu fell back, want some of each, %lu in all",
+			     d.batch, d.copied, d.fallback, nr_folios);
+		return;
 	} else {
 		fail("unknown offload expectation '%s'", expect);
 		return;
@@ -92,7 +99,7 @@ int main(int argc, char **argv)
 	char *buf;
 
 	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback]\n",
+		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback|mixed]\n",
 			argv[0]);
 		return 2;
 	}

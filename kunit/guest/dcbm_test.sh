@@ -1,0 +1,206 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest tests of dcbm, the Rust DMA batch migrator, over swdma, the software
+# memcpy DMA engine: move_pages() of 4K..2M folios from node 0 to node 1 with
+# 1, 2 and 4 channels, with DMA_MEMCPY_SG and with one DMA_MEMCPY descriptor
+# per segment, every byte compared and every node checked (move_pages_test),
+# the vmstat offload counters and dcbm's own counters matched. Then injected
+# faults (failed descriptors, out-of-order completions, completions later
+# than dcbm waits): the data is intact, the failures and the CPU fallback
+# are counted. After every phase no DMA mapping of swdma's device is left
+# (DMA API debugging) and none was misused (its error count stays 0). Then bad control writes, and
+# unloading both modules while another process migrates.
+D=/sys/kernel/debug/dcbm
+S=/sys/kernel/debug/swdma
+DMA_API=/sys/kernel/debug/dma-api
+CTL=/sys/kernel/mm/migrate_offload
+SIZES="4 16 64 256 1024 2048"
+TOTAL_KB=8192
+
+pass() { echo "GUEST-TEST: PASS $1"; }
+fail() { echo "GUEST-TEST: FAIL $1: $2"; }
+
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
+}
+
+expect_file() {
+	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
+}
+
+# stat FILE NAME: the value of "NAME value" in FILE.
+stat() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+# No mapping of swdma's device is left, and DMA API debugging saw no misuse.
+no_leaked_mappings() {
+	left=$(grep -c ' swdma ' $DMA_API/dump)
+	[ "$left" -eq 0 ] || { echo "$left DMA mappings of swdma left:"; grep ' swdma ' $DMA_API/dump | head -3; return 1; }
+	expect_file $DMA_API/error_count 0
+}
+
+# grew FILE NAME BEFORE: NAME in FILE is above BEFORE.
+grew() {
+	now=$(stat "$1" "$2")
+	[ "$now" -gt "$3" ] || { echo "$2 in $1 is $now, not above $3"; return 1; }
+}
+
+# A 4 MiB move of 2M folios; the data must survive whatever the engine does.
+move_2m() { move_pages_test "$1" 2048 4096 "$2"; }
+
+if ! insmod /tests/swdma.ko nr_channels=4; then
+	fail dcbm_load "insmod swdma failed"
+	exit 1
+fi
+if ! insmod /tests/dcbm.ko nr_dma_chan=1; then
+	fail dcbm_load "insmod dcbm failed"
+	rmmod swdma
+	exit 1
+fi
+check dcbm_registered expect_file $CTL/migrator dcbm
+check dcbm_channels_at_load expect_file $D/nr_dma_chan 1
+[ -r $DMA_API/dump ] || fail dcbm_dma_api_debug "no $DMA_API/dump: DMA API debugging is off"
+
+# Every size with every channel count, with memcpy_sg and with memcpy.
+for chans in 1 2 4; do
+	echo $chans >$D/nr_dma_chan
+	check "dcbm_channels_set_$chans" expect_file $D/nr_dma_chan $chans
+	for mode in sg memcpy; do
+		if [ $mode = sg ]; then echo 1 >$D/use_sg; else echo 0 >$D/use_sg; fi
+		sg0=$(stat $D/stats sg_descriptors)
+		d0=$(stat $D/stats descriptors)
+		f0=$(stat $D/stats folios)
+		b0=$(stat $D/stats batches)
+		s0=$(stat $D/stats setup_ns)
+		w0=$(stat $D/stats wait_ns)
+		for kb in $SIZES; do
+			move_pages_test "dcbm_${chans}ch_${mode}_${kb}k" "$kb" "$TOTAL_KB" all
+		done
+		# dcbm copied every folio (vmstat says so per run; its own count
+		# must agree), with the descriptors of the mode.
+		want=0
+		for kb in $SIZES; do want=$((want + TOTAL_KB / kb)); done
+		check "dcbm_${chans}ch_${mode}_counters" sh -c "
+			f=\$(awk '\$1 == \"folios\" { print \$2 }' $D/stats)
+			[ \$((f - $f0)) -eq $want ] || { echo \"dcbm copied \$((f - $f0)) folios, want $want\"; exit 1; }
+			if [ $mode = sg ]; then k=sg_descriptors; b=$sg0; o=descriptors; ob=$d0
+			else k=descriptors; b=$d0; o=sg_descriptors; ob=$sg0; fi
+			n=\$(awk -v k=\$k '\$1 == k { print \$2 }' $D/stats)
+			m=\$(awk -v k=\$o '\$1 == k { print \$2 }' $D/stats)
+			[ \$n -gt \$b ] || { echo \"no \$k used\"; exit 1; }
+			[ \$m -eq \$ob ] || { echo \"\$o used in $mode mode\"; exit 1; }"
+		# For the record: where a batch's time goes, per descriptor kind
+		# (the dmaengine maintainer asked to compare them).
+		b=$(($(stat $D/stats batches) - b0)); [ "$b" -gt 0 ] || b=1
+		echo "DCBM-TIMING channels=$chans mode=$mode batches=$b" \
+			"setup_us_per_batch=$((($(stat $D/stats setup_ns) - s0) / b / 1000))" \
+			"wait_us_per_batch=$((($(stat $D/stats wait_ns) - w0) / b / 1000))"
+	done
+done
+check dcbm_no_leaked_mappings no_leaked_mappings
+echo 1 >$D/use_sg
+
+# Every descriptor fails: dcbm fails each batch, the CPU copies it all.
+fails=$(stat $D/stats failures)
+swfail=$(stat $S/stats failed)
+echo 1 >$S/fail_every
+for kb in 4 64 2048; do
+	move_pages_test "dcbm_fail_every_${kb}k" "$kb" "$TOTAL_KB" fallback
+done
+echo 0 >$S/fail_every
+check dcbm_fail_counted grew $D/stats failures "$fails"
+check dcbm_fail_engine_counted grew $S/stats failed "$swfail"
+check dcbm_fail_no_leaked_mappings no_leaked_mappings
+
+# One descriptor fails: that batch falls back, the others are copied.
+echo 0 >$D/use_sg
+echo 5 >$S/fail_nth
+move_pages_test dcbm_fail_nth_64k 64 "$TOTAL_KB" mixed
+check dcbm_fail_nth_consumed expect_file $S/fail_nth 0
+echo 1 >$D/use_sg
+check dcbm_fail_nth_no_leaked_mappings no_leaked_mappings
+
+# Newest descriptor first: one memcpy descriptor per segment, completed out
+# of order, still copies everything.
+echo 0 >$D/use_sg
+reordered=$(stat $S/stats reversed)
+echo 1 >$S/reverse
+for kb in 4 64 2048; do
+	move_pages_test "dcbm_out_of_order_${kb}k" "$kb" "$TOTAL_KB" all
+done
+echo 0 >$S/reverse
+echo 1 >$D/use_sg
+check dcbm_out_of_order_happened grew $S/stats reversed "$reordered"
+
+# Completions later than dcbm waits: each batch is terminated and the CPU
+# copies it; nothing of it may land afterwards (the bytes are checked).
+timeouts=$(stat $D/stats timeouts)
+echo 50 >$D/timeout_ms
+echo 300 >$S/delay_ms
+move_2m dcbm_timeout_2048k fallback
+move_pages_test dcbm_timeout_64k 64 2048 fallback
+echo 0 >$S/delay_ms
+echo 10000 >$D/timeout_ms
+check dcbm_timeout_counted grew $D/stats timeouts "$timeouts"
+check dcbm_timeout_no_leaked_mappings no_leaked_mappings
+move_2m dcbm_after_faults_2048k all
+
+# Bad writes fail and change nothing.
+bad_write() {
+	if echo "$2" >"$D/$1" 2>/dev/null; then
+		echo "writing '$2' to $1 succeeded"
+		return 1
+	fi
+	expect_file "$D/$1" "$3"
+}
+check dcbm_bad_chan_zero bad_write nr_dma_chan 0 4
+check dcbm_bad_chan_17 bad_write nr_dma_chan 17 4
+check dcbm_bad_chan_negative bad_write nr_dma_chan -1 4
+check dcbm_bad_chan_text bad_write nr_dma_chan four 4
+check dcbm_bad_chan_empty bad_write nr_dma_chan "" 4
+check dcbm_bad_chan_overlong bad_write nr_dma_chan 00000000000000000000000000000000004 4
+check dcbm_bad_use_sg bad_write use_sg 2 1
+check dcbm_bad_timeout_zero bad_write timeout_ms 0 10000
+check dcbm_bad_timeout_overflow bad_write timeout_ms 4294967296 10000
+check dcbm_bad_registered bad_write registered yes 1
+
+# More channels than the engine has: dcbm holds what it can get.
+echo 8 >$D/nr_dma_chan
+check dcbm_channels_capped expect_file $D/nr_dma_chan 4
+
+# Unloading while another process migrates: the engine cannot go while dcbm
+# holds its channels; dcbm goes once unregistered, then the engine.
+unload_under_load() {
+	rm -f /tmp/stop /tmp/loop_failed
+	(
+		n=0
+		while [ ! -e /tmp/stop ]; do
+			move_pages_test dcbm_unload_loop 2048 4096 >/tmp/loop_out 2>&1 ||
+				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
+			n=$((n + 1))
+		done
+		echo $n >/tmp/loop_count
+	) &
+	loop=$!
+	sleep 2
+	stop() { touch /tmp/stop; wait $loop; }
+	if rmmod swdma 2>/dev/null; then echo "swdma unloaded under dcbm"; stop; return 1; fi
+	if rmmod dcbm 2>/dev/null; then echo "dcbm unloaded while registered"; stop; return 1; fi
+	echo 0 >$D/registered || { echo "unregister failed"; stop; return 1; }
+	expect_file $CTL/migrator none || { stop; return 1; }
+	rmmod dcbm || { echo "rmmod dcbm failed after unregistering"; stop; return 1; }
+	for u in /sys/class/dma/dma*chan*/in_use; do
+		[ -e "$u" ] || continue
+		[ "$(cat "$u")" = 0 ] || { echo "$u is $(cat "$u") after dcbm left"; stop; return 1; }
+	done
+	rmmod swdma || { echo "rmmod swdma failed"; stop; return 1; }
+	sleep 2
+	stop
+	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
+	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+	no_leaked_mappings
+}
+check dcbm_unload_under_load unload_under_load
+move_pages_test dcbm_unloaded_2048k 2048 "$TOTAL_KB" none
