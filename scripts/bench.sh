@@ -10,7 +10,10 @@
 #      for every configuration of the matrix that names that kernel;
 #   3. writes build/bench/report.md, results.json and plot.png, and prints
 #      the table.
-# BENCH_FULL=1 measures more memory, more runs and call latencies.
+# BENCH_FULL=1 measures more memory, more runs and call latencies;
+# BENCH_MATRIX=FILE measures another matrix (tools-bench/matrix-policy: the
+# offload policy); BENCH_ONLY=label,label runs only those lines of it (and
+# builds only their kernels); BENCH_ROUNDS=N sets the number of rounds.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -93,7 +96,7 @@ bench_kernel() {
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/tools-bench/guest/init" "$root/init"
 	install -m 0755 "$CARGO_DIR/x86_64-unknown-linux-gnu/release/migbench" "$root/bench/"
-	cp "$TOP/tools-bench/matrix" "$root/bench/matrix"
+	cp "$MATRIX" "$root/bench/matrix"
 	echo "$BENCH_ARGS" >"$root/bench/args"
 	find "${modules[$name]}" -name '*.ko' -exec cp {} "$root/bench/" \;
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BENCH_DIR/$name.cpio"
@@ -105,9 +108,32 @@ bench_kernel() {
 		fails+=("$name kernel: the guest did not finish (crash or timeout; see ${log#"$TOP"/})")
 }
 
+# The matrix this run measures: BENCH_MATRIX (default tools-bench/matrix),
+# or only the lines whose labels BENCH_ONLY lists (comma-separated).
+MATRIX=$BUILD_DIR/bench-matrix
+SOURCE_MATRIX=${BENCH_MATRIX:-$TOP/tools-bench/matrix}
+select_matrix() {
+	[ -f "$SOURCE_MATRIX" ] || die "BENCH_MATRIX=$SOURCE_MATRIX: no such file"
+	if [ -z "${BENCH_ONLY:-}" ]; then
+		cp "$SOURCE_MATRIX" "$MATRIX"
+		return
+	fi
+	awk -F'|' -v only="$BENCH_ONLY" '
+		BEGIN { n = split(only, l, ","); for (i = 1; i <= n; i++) want[l[i]] = 1 }
+		/^[[:space:]]*#/ || NF < 2 { next }
+		{ label = $1; gsub(/ /, "", label); if (label in want) { print; found[label] = 1 } }
+		END { for (k in want) if (!(k in found)) { print "no matrix line " k > "/dev/stderr"; exit 1 } }
+	' "$SOURCE_MATRIX" >"$MATRIX" || die "BENCH_ONLY=$BENCH_ONLY: unknown label"
+}
+
 # The labels of the matrix, in order.
 matrix_labels() {
-	sed -e 's/#.*//' "$TOP/tools-bench/matrix" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $1); print $1 }'
+	sed -e 's/#.*//' "$MATRIX" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $1); print $1 }'
+}
+
+# The kernels the matrix uses.
+matrix_kernels() {
+	sed -e 's/#.*//' "$MATRIX" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $2); print $2 }' | sort -u
 }
 
 [ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
@@ -115,8 +141,10 @@ require_static_busybox
 t_start=$(date +%s)
 "$TOP/scripts/build.sh"
 declare -A bzimage modules revs
+select_matrix
 kernels=()
 while read -r name spec; do
+	matrix_kernels | grep -qx "$name" || continue
 	kernels+=("$name")
 	revs[$name]=$(kernel_rev "$spec")
 	build_kernel "$name" "${revs[$name]}"

@@ -54,7 +54,17 @@ if ! insmod /tests/swdma.ko nr_channels=4; then
 	fail dcbm_load "insmod swdma failed"
 	exit 1
 fi
-if ! insmod /tests/dcbm.ko nr_dma_chan=1; then
+# The default policy first: full batches of the default size (2 MiB) only.
+if insmod /tests/dcbm.ko; then
+	check dcbm_default_min_batch_bytes expect_file $CTL/min_batch_bytes 2097152
+	move_pages_test dcbm_default_2048k 2048 "$TOTAL_KB" all
+	echo 0 >$D/registered
+	rmmod dcbm || fail dcbm_default_unload "rmmod failed"
+else
+	fail dcbm_default_load "insmod dcbm failed"
+fi
+# Every batch offloaded, whatever its size, for the coverage of these tests.
+if ! insmod /tests/dcbm.ko nr_dma_chan=1 min_batch_bytes=0; then
 	fail dcbm_load "insmod dcbm failed"
 	rmmod swdma
 	exit 1

@@ -1,0 +1,120 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest tests of mtcopy, the Rust multi-threaded CPU copy migrator:
+# move_pages() of 4K..2M folios from node 0 to node 1 with 1, 2 and 4
+# threads, every byte compared and every node checked (move_pages_test),
+# vmstat's offload counters and mtcopy's own counters matched. Then bad
+# control writes, unloading it while another process migrates, and its
+# default policy (min_batch_bytes).
+M=/sys/kernel/debug/mtcopy
+CTL=/sys/kernel/mm/migrate_offload
+SIZES="4 16 64 256 1024 2048"
+TOTAL_KB=8192
+
+pass() { echo "GUEST-TEST: PASS $1"; }
+fail() { echo "GUEST-TEST: FAIL $1: $2"; }
+
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
+}
+
+expect_file() {
+	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
+}
+
+stat() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+# grew_by FILE NAME BEFORE WANT: NAME in FILE grew by exactly WANT.
+grew_by() {
+	now=$(stat "$1" "$2")
+	[ $((now - $3)) -eq "$4" ] || { echo "$2 grew by $((now - $3)), want $4"; return 1; }
+}
+
+# Every batch offloaded, whatever its size, for the coverage of these tests.
+if ! insmod /tests/mtcopy.ko nr_threads=1 min_batch_bytes=0; then
+	fail mtcopy_load "insmod mtcopy failed"
+	exit 1
+fi
+check mtcopy_registered expect_file $CTL/migrator mtcopy
+check mtcopy_min_batch_bytes_param expect_file $CTL/min_batch_bytes 0
+
+for threads in 1 2 4; do
+	echo $threads >$M/nr_threads
+	check "mtcopy_threads_set_$threads" expect_file $M/nr_threads $threads
+	f0=$(stat $M/stats folios)
+	b0=$(stat $M/stats bytes)
+	want_folios=0
+	for kb in $SIZES; do
+		move_pages_test "mtcopy_${threads}t_${kb}k" "$kb" "$TOTAL_KB" all
+		want_folios=$((want_folios + TOTAL_KB / kb))
+	done
+	check "mtcopy_${threads}t_folios_counted" grew_by $M/stats folios "$f0" "$want_folios"
+	n=0
+	for kb in $SIZES; do n=$((n + 1)); done
+	check "mtcopy_${threads}t_bytes_counted" grew_by $M/stats bytes "$b0" $((n * TOTAL_KB * 1024))
+done
+check mtcopy_no_failures grew_by $M/stats failures 0 0
+
+# Bad writes fail and change nothing.
+bad_write() {
+	if echo "$2" >"$M/$1" 2>/dev/null; then
+		echo "writing '$2' to $1 succeeded"
+		return 1
+	fi
+	expect_file "$M/$1" "$3"
+}
+check mtcopy_bad_threads_zero bad_write nr_threads 0 4
+check mtcopy_bad_threads_33 bad_write nr_threads 33 4
+check mtcopy_bad_threads_negative bad_write nr_threads -2 4
+check mtcopy_bad_threads_text bad_write nr_threads many 4
+check mtcopy_bad_threads_empty bad_write nr_threads "" 4
+check mtcopy_bad_threads_overlong bad_write nr_threads 000000000000000000000000002 4
+check mtcopy_bad_registered bad_write registered 2 1
+
+# Unloading while another process migrates through mtcopy.
+unload_under_load() {
+	rm -f /tmp/stop /tmp/loop_failed
+	(
+		n=0
+		while [ ! -e /tmp/stop ]; do
+			move_pages_test mtcopy_unload_loop 2048 4096 >/tmp/loop_out 2>&1 ||
+				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
+			n=$((n + 1))
+		done
+		echo $n >/tmp/loop_count
+	) &
+	loop=$!
+	sleep 2
+	stop() { touch /tmp/stop; wait $loop; }
+	if rmmod mtcopy 2>/dev/null; then echo "mtcopy unloaded while registered"; stop; return 1; fi
+	echo 0 >$M/registered || { echo "unregister failed"; stop; return 1; }
+	expect_file $CTL/migrator none || { stop; return 1; }
+	rmmod mtcopy || { echo "rmmod mtcopy failed after unregistering"; stop; return 1; }
+	sleep 2
+	stop
+	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
+	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+}
+check mtcopy_unload_under_load unload_under_load
+
+# The default policy: batches of the default size (2 MiB) stay on the
+# serial copy; batches of 8 MiB (debugfs batch_max_pages) go to the threads.
+BMP=/sys/kernel/debug/migrate/batch_max_pages
+if insmod /tests/mtcopy.ko; then
+	check mtcopy_default_min_batch_bytes expect_file $CTL/min_batch_bytes 4194304
+	check mtcopy_default_threads expect_file $M/nr_threads 2
+	move_pages_test mtcopy_default_2048k 2048 "$TOTAL_KB" none
+	move_pages_test mtcopy_default_4k 4 "$TOTAL_KB" none
+	echo 2048 >$BMP
+	move_pages_test mtcopy_default_large_batch_2048k 2048 "$TOTAL_KB" all
+	move_pages_test mtcopy_default_large_batch_4k 4 "$TOTAL_KB" all
+	echo 512 >$BMP
+	echo 0 >$M/registered
+	rmmod mtcopy || fail mtcopy_default_unload "rmmod failed"
+else
+	fail mtcopy_default_load "insmod mtcopy failed"
+fi
+move_pages_test mtcopy_unloaded_2048k 2048 "$TOTAL_KB" none
