@@ -27,6 +27,8 @@ mkdir -p "$OUT"
 bad=0 n=0
 while read -r c; do
 	n=$((n + 1))
+	# PREFIX_START=N: begin at the N-th patch (to re-check the end quickly).
+	[ "$n" -ge "${PREFIX_START:-1}" ] || continue
 	git -C "$SRC" checkout -q --detach "$c"
 	subject=$(git -C "$SRC" log -1 --format=%s)
 	cp "$KUNIT_BUILD/.config" "$OUT/.config"
@@ -37,7 +39,10 @@ while read -r c; do
 	done
 	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 		olddefconfig >/dev/null 2>&1
-	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' | sed 's/\.c$/.o/')
+	# rust/helpers/*.c are not objects of their own: helpers.c includes
+	# them, and the Rust step below compiles it.
+	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' |
+		grep -v '^rust/helpers/' | sed 's/\.c$/.o/')
 	if [ ${#objs[@]} -gt 0 ] &&
 	   ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 			W=1 -j"$(nproc)" "${objs[@]}" 2>&1 >/dev/null) ||
