@@ -17,22 +17,7 @@ DMA_API=/sys/kernel/debug/dma-api
 CTL=/sys/kernel/mm/migrate_offload
 SIZES="4 16 64 256 1024 2048"
 TOTAL_KB=8192
-
-pass() { echo "GUEST-TEST: PASS $1"; }
-fail() { echo "GUEST-TEST: FAIL $1: $2"; }
-
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
-}
-
-expect_file() {
-	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
-}
-
-# stat FILE NAME: the value of "NAME value" in FILE.
-stat() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+. /tests/testlib.sh
 
 # No mapping of swdma's device is left, and DMA API debugging saw no misuse.
 no_leaked_mappings() {
@@ -158,23 +143,16 @@ check dcbm_timeout_no_leaked_mappings no_leaked_mappings
 move_2m dcbm_after_faults_2048k all
 
 # Bad writes fail and change nothing.
-bad_write() {
-	if echo "$2" >"$D/$1" 2>/dev/null; then
-		echo "writing '$2' to $1 succeeded"
-		return 1
-	fi
-	expect_file "$D/$1" "$3"
-}
-check dcbm_bad_chan_zero bad_write nr_dma_chan 0 4
-check dcbm_bad_chan_17 bad_write nr_dma_chan 17 4
-check dcbm_bad_chan_negative bad_write nr_dma_chan -1 4
-check dcbm_bad_chan_text bad_write nr_dma_chan four 4
-check dcbm_bad_chan_empty bad_write nr_dma_chan "" 4
-check dcbm_bad_chan_overlong bad_write nr_dma_chan 00000000000000000000000000000000004 4
-check dcbm_bad_use_sg bad_write use_sg 2 1
-check dcbm_bad_timeout_zero bad_write timeout_ms 0 10000
-check dcbm_bad_timeout_overflow bad_write timeout_ms 4294967296 10000
-check dcbm_bad_registered bad_write registered yes 1
+check dcbm_bad_chan_zero bad_write $D nr_dma_chan 0 4
+check dcbm_bad_chan_17 bad_write $D nr_dma_chan 17 4
+check dcbm_bad_chan_negative bad_write $D nr_dma_chan -1 4
+check dcbm_bad_chan_text bad_write $D nr_dma_chan four 4
+check dcbm_bad_chan_empty bad_write $D nr_dma_chan "" 4
+check dcbm_bad_chan_overlong bad_write $D nr_dma_chan 00000000000000000000000000000000004 4
+check dcbm_bad_use_sg bad_write $D use_sg 2 1
+check dcbm_bad_timeout_zero bad_write $D timeout_ms 0 10000
+check dcbm_bad_timeout_overflow bad_write $D timeout_ms 4294967296 10000
+check dcbm_bad_registered bad_write $D registered yes 1
 
 # More channels than the engine has: dcbm holds what it can get.
 echo 8 >$D/nr_dma_chan
@@ -183,33 +161,20 @@ check dcbm_channels_capped expect_file $D/nr_dma_chan 4
 # Unloading while another process migrates: the engine cannot go while dcbm
 # holds its channels; dcbm goes once unregistered, then the engine.
 unload_under_load() {
-	rm -f /tmp/stop /tmp/loop_failed
-	(
-		n=0
-		while [ ! -e /tmp/stop ]; do
-			move_pages_test dcbm_unload_loop 2048 4096 >/tmp/loop_out 2>&1 ||
-				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
-			n=$((n + 1))
-		done
-		echo $n >/tmp/loop_count
-	) &
-	loop=$!
+	loop_start dcbm_unload_loop
 	sleep 2
-	stop() { touch /tmp/stop; wait $loop; }
-	if rmmod swdma 2>/dev/null; then echo "swdma unloaded under dcbm"; stop; return 1; fi
-	if rmmod dcbm 2>/dev/null; then echo "dcbm unloaded while registered"; stop; return 1; fi
-	echo 0 >$D/registered || { echo "unregister failed"; stop; return 1; }
-	expect_file $CTL/migrator none || { stop; return 1; }
-	rmmod dcbm || { echo "rmmod dcbm failed after unregistering"; stop; return 1; }
+	if rmmod swdma 2>/dev/null; then echo "swdma unloaded under dcbm"; loop_abort; return 1; fi
+	if rmmod dcbm 2>/dev/null; then echo "dcbm unloaded while registered"; loop_abort; return 1; fi
+	echo 0 >$D/registered || { echo "unregister failed"; loop_abort; return 1; }
+	expect_file $CTL/migrator none || { loop_abort; return 1; }
+	rmmod dcbm || { echo "rmmod dcbm failed after unregistering"; loop_abort; return 1; }
 	for u in /sys/class/dma/dma*chan*/in_use; do
 		[ -e "$u" ] || continue
-		[ "$(cat "$u")" = 0 ] || { echo "$u is $(cat "$u") after dcbm left"; stop; return 1; }
+		[ "$(cat "$u")" = 0 ] || { echo "$u is $(cat "$u") after dcbm left"; loop_abort; return 1; }
 	done
-	rmmod swdma || { echo "rmmod swdma failed"; stop; return 1; }
+	rmmod swdma || { echo "rmmod swdma failed"; loop_abort; return 1; }
 	sleep 2
-	stop
-	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
-	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+	loop_stop || return 1
 	no_leaked_mappings
 }
 check dcbm_unload_under_load unload_under_load

@@ -11,21 +11,7 @@ M=/sys/kernel/debug/mtcopy
 CTL=/sys/kernel/mm/migrate_offload
 SIZES="4 16 64 256 1024 2048"
 TOTAL_KB=8192
-
-pass() { echo "GUEST-TEST: PASS $1"; }
-fail() { echo "GUEST-TEST: FAIL $1: $2"; }
-
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
-}
-
-expect_file() {
-	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
-}
-
-stat() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+. /tests/testlib.sh
 
 # grew_by FILE NAME BEFORE WANT: NAME in FILE grew by exactly WANT.
 grew_by() {
@@ -59,44 +45,24 @@ done
 check mtcopy_no_failures grew_by $M/stats failures 0 0
 
 # Bad writes fail and change nothing.
-bad_write() {
-	if echo "$2" >"$M/$1" 2>/dev/null; then
-		echo "writing '$2' to $1 succeeded"
-		return 1
-	fi
-	expect_file "$M/$1" "$3"
-}
-check mtcopy_bad_threads_zero bad_write nr_threads 0 4
-check mtcopy_bad_threads_33 bad_write nr_threads 33 4
-check mtcopy_bad_threads_negative bad_write nr_threads -2 4
-check mtcopy_bad_threads_text bad_write nr_threads many 4
-check mtcopy_bad_threads_empty bad_write nr_threads "" 4
-check mtcopy_bad_threads_overlong bad_write nr_threads 000000000000000000000000002 4
-check mtcopy_bad_registered bad_write registered 2 1
+check mtcopy_bad_threads_zero bad_write $M nr_threads 0 4
+check mtcopy_bad_threads_33 bad_write $M nr_threads 33 4
+check mtcopy_bad_threads_negative bad_write $M nr_threads -2 4
+check mtcopy_bad_threads_text bad_write $M nr_threads many 4
+check mtcopy_bad_threads_empty bad_write $M nr_threads "" 4
+check mtcopy_bad_threads_overlong bad_write $M nr_threads 000000000000000000000000002 4
+check mtcopy_bad_registered bad_write $M registered 2 1
 
 # Unloading while another process migrates through mtcopy.
 unload_under_load() {
-	rm -f /tmp/stop /tmp/loop_failed
-	(
-		n=0
-		while [ ! -e /tmp/stop ]; do
-			move_pages_test mtcopy_unload_loop 2048 4096 >/tmp/loop_out 2>&1 ||
-				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
-			n=$((n + 1))
-		done
-		echo $n >/tmp/loop_count
-	) &
-	loop=$!
+	loop_start mtcopy_unload_loop
 	sleep 2
-	stop() { touch /tmp/stop; wait $loop; }
-	if rmmod mtcopy 2>/dev/null; then echo "mtcopy unloaded while registered"; stop; return 1; fi
-	echo 0 >$M/registered || { echo "unregister failed"; stop; return 1; }
-	expect_file $CTL/migrator none || { stop; return 1; }
-	rmmod mtcopy || { echo "rmmod mtcopy failed after unregistering"; stop; return 1; }
+	if rmmod mtcopy 2>/dev/null; then echo "mtcopy unloaded while registered"; loop_abort; return 1; fi
+	echo 0 >$M/registered || { echo "unregister failed"; loop_abort; return 1; }
+	expect_file $CTL/migrator none || { loop_abort; return 1; }
+	rmmod mtcopy || { echo "rmmod mtcopy failed after unregistering"; loop_abort; return 1; }
 	sleep 2
-	stop
-	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
-	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+	loop_stop || return 1
 }
 check mtcopy_unload_under_load unload_under_load
 

@@ -14,20 +14,7 @@ PARAMS=/sys/module/$MOD/parameters
 CTL=/sys/kernel/mm/migrate_offload
 SIZES="4 16 64 2048"
 TOTAL_KB=8192
-
-pass() { echo "GUEST-TEST: PASS $1"; }
-fail() { echo "GUEST-TEST: FAIL $1: $2"; }
-
-# check NAME: run the rest as a command; PASS if it succeeds.
-check() {
-	name=$1
-	shift
-	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
-}
-
-expect_file() {
-	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
-}
+. /tests/testlib.sh
 
 # Each folio size once with every migrator behaviour.
 run_sizes() {
@@ -70,19 +57,12 @@ echo 0 >$CTL/min_batch_bytes
 move_pages_test offload_after_controls_2048k 2048 "$TOTAL_KB" all
 
 # Bad writes fail and change nothing.
-bad_write() {
-	if echo "$2" >"$CTL/$1" 2>/dev/null; then
-		echo "writing '$2' to $1 succeeded"
-		return 1
-	fi
-	expect_file "$CTL/$1" "$3"
-}
 all_reasons=$(cat $CTL/reasons)
-check offload_sysfs_reasons_unknown bad_write reasons "demotion bogus" "$all_reasons"
-check offload_sysfs_reasons_empty bad_write reasons "" "$all_reasons"
-check offload_sysfs_reasons_mixed bad_write reasons "all demotion" "$all_reasons"
-check offload_sysfs_min_batch_bytes_bad bad_write min_batch_bytes "12abc" 0
-check offload_sysfs_migrator_ro bad_write migrator "other" test
+check offload_sysfs_reasons_unknown bad_write $CTL reasons "demotion bogus" "$all_reasons"
+check offload_sysfs_reasons_empty bad_write $CTL reasons "" "$all_reasons"
+check offload_sysfs_reasons_mixed bad_write $CTL reasons "all demotion" "$all_reasons"
+check offload_sysfs_min_batch_bytes_bad bad_write $CTL min_batch_bytes "12abc" 0
+check offload_sysfs_migrator_ro bad_write $CTL migrator "other" test
 
 # Registration pins the module; it unloads once unregistered, even while
 # another process keeps migrating through it.
@@ -92,26 +72,13 @@ unload_under_load() {
 		echo "rmmod succeeded while the migrator was registered"
 		return 1
 	fi
-	rm -f /tmp/stop /tmp/loop_failed
-	(
-		n=0
-		while [ ! -e /tmp/stop ]; do
-			move_pages_test unload_loop 2048 4096 >/tmp/loop_out 2>&1 ||
-				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
-			n=$((n + 1))
-		done
-		echo $n >/tmp/loop_count
-	) &
-	loop=$!
+	loop_start unload_loop
 	sleep 2
-	echo 0 >$PARAMS/registered || { echo "unregister failed"; touch /tmp/stop; wait $loop; return 1; }
-	expect_file /sys/module/$MOD/refcnt 0 || { touch /tmp/stop; wait $loop; return 1; }
-	rmmod $MOD || { echo "rmmod failed after unregistering"; touch /tmp/stop; wait $loop; return 1; }
+	echo 0 >$PARAMS/registered || { echo "unregister failed"; loop_abort; return 1; }
+	expect_file /sys/module/$MOD/refcnt 0 || { loop_abort; return 1; }
+	rmmod $MOD || { echo "rmmod failed after unregistering"; loop_abort; return 1; }
 	sleep 2
-	touch /tmp/stop
-	wait $loop
-	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
-	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+	loop_stop || return 1
 	expect_file $CTL/migrator none
 }
 check offload_unload_under_load unload_under_load

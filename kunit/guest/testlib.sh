@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shell helpers of the guest tests of the copy offload (offload_test.sh,
+# dcbm_test.sh, mtcopy_test.sh): sourced, not run.
+
+pass() { echo "GUEST-TEST: PASS $1"; }
+fail() { echo "GUEST-TEST: FAIL $1: $2"; }
+
+# check NAME: run the rest as a command; PASS if it succeeds.
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
+}
+
+expect_file() {
+	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
+}
+
+# stat FILE NAME: the value of "NAME value" in FILE.
+stat() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+# bad_write DIR FILE VALUE WANT: writing VALUE to DIR/FILE fails, and the
+# file still reads WANT.
+bad_write() {
+	if echo "$3" >"$1/$2" 2>/dev/null; then
+		echo "writing '$3' to $2 succeeded"
+		return 1
+	fi
+	expect_file "$1/$2" "$4"
+}
+
+# loop_start NAME: another process moves 4 MiB of 2M folios back and forth
+# until loop_stop; loop_stop ends it and fails unless every move passed and
+# there were at least two.
+loop_start() {
+	rm -f /tmp/stop /tmp/loop_failed
+	(
+		n=0
+		while [ ! -e /tmp/stop ]; do
+			move_pages_test "$1" 2048 4096 >/tmp/loop_out 2>&1 ||
+				{ cat /tmp/loop_out >/tmp/loop_failed; break; }
+			n=$((n + 1))
+		done
+		echo $n >/tmp/loop_count
+	) &
+	loop=$!
+}
+
+loop_stop() {
+	touch /tmp/stop
+	wait $loop
+	[ ! -e /tmp/loop_failed ] || { echo "migration loop failed: $(cat /tmp/loop_failed)"; return 1; }
+	[ "$(cat /tmp/loop_count)" -ge 2 ] || { echo "the loop ran only $(cat /tmp/loop_count) times"; return 1; }
+}
+
+# loop_abort: end the loop without judging it (another check failed).
+loop_abort() {
+	touch /tmp/stop
+	wait $loop
+}
