@@ -4,8 +4,24 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LINUX_DIR=${LINUX_DIR:-$TOP/linux}
 BUILD_DIR=${BUILD_DIR:-$TOP/build}
-KUNIT_BUILD=$BUILD_DIR/kunit
 VENV=$BUILD_DIR/venv
+
+# The test kernel and where its logs go: build/kunit and build/ for 'make
+# test'; build/debug and build/debug-logs for 'make test-debug', whose kernel
+# adds the bug detectors of kunit/debug.config.
+if [ "${TEST_DEBUG:-0}" = 1 ]; then
+	KUNIT_BUILD=$BUILD_DIR/debug
+	LOG_DIR=$BUILD_DIR/debug-logs
+	KUNITCONFIGS=(kunit/.kunitconfig kunit/debug.config)
+else
+	KUNIT_BUILD=$BUILD_DIR/kunit
+	LOG_DIR=$BUILD_DIR
+	KUNITCONFIGS=(kunit/.kunitconfig)
+fi
+# A log's name as the messages show it (relative to the top).
+logname() {
+	echo "${1#"$TOP"/}"
+}
 
 # The base tree: Debian's linux-source-7.3, pinned.
 BASE_PKG=linux-source-7.3

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make test: build the test kernel if needed, then run in QEMU (TCG, two
-# vCPUs, two NUMA nodes):
+# vCPUs, two NUMA nodes); 'make test-debug' (TEST_DEBUG=1) does the same on
+# the debug kernel of kunit/debug.config (KASAN, lockdep, kmemleak, ...):
 #   1. every KUnit suite of the kernel config, Rust doctests included; the
 #      kernel's own kunit.py builds the kernel and parses the results;
 #   2. the guest userspace tests of kunit/guest/ on the same kernel, from a
@@ -13,10 +14,20 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-GUEST_DIR=$BUILD_DIR/guest
+GUEST_DIR=$LOG_DIR/guest
 # tools/testing/selftests/mm programs run in the guest (kunit/guest/list).
 MM_SELFTESTS=(migration rmap mkdirty)
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
+# The debug kernel runs several times slower under TCG.
+if [ "${TEST_DEBUG:-0}" = 1 ]; then
+	BOOT_TIMEOUT=${BOOT_TIMEOUT:-2700}
+else
+	BOOT_TIMEOUT=${BOOT_TIMEOUT:-900}
+fi
+# What the kernel prints when something went wrong: WARN/BUG/oops, KASAN and
+# UBSAN reports, lockdep and RCU reports (all "WARNING:"), hung tasks and
+# stalls, kmemleak reports, the OOM killer. (Not a bare stack trace: the
+# pressure tests make allocations fail on purpose.)
+SPLAT='WARNING:|BUG:|Oops|kernel BUG|UBSAN:|INFO: task .* blocked|rcu: INFO|self-detected stall|unreferenced object|suspected memory leak|Out of memory'
 
 passed=0
 failed=0
@@ -31,10 +42,23 @@ boot() {
 	qemu_boot "$KUNIT_BUILD/arch/x86/boot/bzImage" "$log" "$BOOT_TIMEOUT" "$cmdline" "$@"
 }
 
+# kernel_log NAME LOG: one more check, passed if the console log of the boot
+# has no splat (the first few lines of any are the failure).
+kernel_log() {
+	local bad
+	bad=$(tr -d '\r' <"$2" | grep -E "$SPLAT" | head -n 3 | tr '\n' '|' || true)
+	if [ -z "$bad" ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures+=("$1: kernel log: $bad (see $(logname "$2"))")
+	fi
+}
+
 run_kunit() {
-	local log=$BUILD_DIR/kunit-test.log results=$BUILD_DIR/kunit-results.log
+	local log=$LOG_DIR/kunit-test.log results=$LOG_DIR/kunit-results.log
 	local summary case_line
-	say "kunit: booting for the KUnit suites (log: build/kunit-test.log)"
+	say "kunit: booting for the KUnit suites (log: $(logname "$log"))"
 	boot "$log" "kunit.enable=1 kunit_shutdown=poweroff"
 	# kunit.py colours its output; keep it plain for reading and grepping.
 	python3 "$LINUX_DIR/tools/testing/kunit/kunit.py" parse "$log" 2>&1 |
@@ -42,10 +66,11 @@ run_kunit() {
 	summary=$(grep -o 'Ran [0-9]* tests: .*' "$results" | tail -n 1 || true)
 	if [ -z "$summary" ]; then
 		failed=$((failed + 1))
-		failures+=("kunit: no summary; the run did not complete (see build/kunit-test.log)")
+		failures+=("kunit: no summary; the run did not complete (see $(logname "$log"))")
 		return
 	fi
-	say "kunit: $summary (details: build/kunit-results.log)"
+	say "kunit: $summary (details: $(logname "$results"))"
+	kernel_log kunit "$log"
 	# count STATUS: the number kunit.py's summary gives for STATUS, or 0.
 	count() { grep -o "$1: [0-9]*" <<<"$summary" | grep -o '[0-9]*' || echo 0; }
 	passed=$((passed + $(count passed)))
@@ -82,7 +107,7 @@ build_initramfs() {
 			-o "$root/tests/mm_$prog" "$st/$prog.c" "$st/vm_util.c" \
 			"$st/hugepage_settings.c" -lnuma -lpthread \
 			>>"$GUEST_DIR/selftests-build.log" 2>&1 ||
-			die "building selftests/mm/$prog failed (build/guest/selftests-build.log)"
+			die "building selftests/mm/$prog failed ($(logname "$GUEST_DIR")/selftests-build.log)"
 	done
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$GUEST_DIR/initramfs.cpio"
 }
@@ -90,7 +115,7 @@ build_initramfs() {
 # run_guest NAME LIST [QEMU_ARGS_FILE]: boot the initramfs with guest.list=LIST
 # (a file of kunit/guest/) and count its GUEST-TEST lines.
 run_guest() {
-	local name=$1 list=$2 log=$BUILD_DIR/guest-$1.log line
+	local name=$1 list=$2 log=$LOG_DIR/guest-$1.log line
 	say "guest: booting for the $name tests of kunit/guest/$list (log: ${log#"$TOP"/})"
 	QEMU_ARGS=${3:-} boot "$log" "kunit.enable=0 loglevel=4 guest.list=$list" \
 		-initrd "$GUEST_DIR/initramfs.cpio"
@@ -105,15 +130,16 @@ run_guest() {
 		failed=$((failed + 1))
 		failures+=("guest: the $name boot did not finish (crash or timeout; see ${log#"$TOP"/})")
 	fi
+	kernel_log "guest $name" "$log"
 }
 
 # The benchmark's own unit tests (cargo test), counted like the others.
 run_bench_unit_tests() {
-	local log=$BUILD_DIR/cargo-test.log line n
-	say "tools-bench: cargo test (log: build/cargo-test.log)"
+	local log=$LOG_DIR/cargo-test.log line n
+	say "tools-bench: cargo test (log: $(logname "$log"))"
 	if ! (cd "$TOP/tools-bench" && CARGO_TARGET_DIR=$BUILD_DIR/cargo \
 		cargo test --locked) >"$log" 2>&1; then
-		failures+=("tools-bench: cargo test failed (see build/cargo-test.log)")
+		failures+=("tools-bench: cargo test failed (see $(logname "$log"))")
 	fi
 	while read -r line; do
 		n=$(grep -o '[0-9]* passed' <<<"$line" | grep -o '[0-9]*')
