@@ -18,10 +18,7 @@ OUT=$BUILD_DIR/prefix
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 
 [ -e "$KUNIT_BUILD/.config" ] || "$TOP/scripts/build.sh"
-git -C "$LINUX_DIR" worktree remove --force "$SRC" 2>/dev/null || rm -rf "$SRC"
-git -C "$LINUX_DIR" worktree prune
-git -C "$LINUX_DIR" worktree add -q --detach "$SRC" base
-trap 'git -C "$LINUX_DIR" worktree remove --force "$SRC"' EXIT
+worktree "$SRC"
 mkdir -p "$OUT"
 
 bad=0 n=0

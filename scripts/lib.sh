@@ -98,3 +98,13 @@ require_static_busybox() {
 series_patches() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series"
 }
+
+# worktree DIR: a fresh detached worktree of linux/ at base in DIR, removed
+# when the calling script exits.
+worktree() {
+	git -C "$LINUX_DIR" worktree remove --force "$1" 2>/dev/null || rm -rf "$1"
+	git -C "$LINUX_DIR" worktree prune
+	git -C "$LINUX_DIR" worktree add -q --detach "$1" base
+	# shellcheck disable=SC2064 # DIR now, not at exit
+	trap "git -C '$LINUX_DIR' worktree remove --force '$1'" EXIT
+}

@@ -191,8 +191,11 @@ static inline void check_bytes(const char *buf, size_t off, size_t len,
 			     (unsigned long long)pattern(i));
 }
 
-/* Check that every page of [buf, buf + len) is on @node. */
-static inline void check_nodes(char *buf, size_t len, int node, const char *when)
+/*
+ * The node of every page of [buf, buf + len) (or a negative errno), from
+ * move_pages(..., NULL, status): an array the caller frees.
+ */
+static inline int *page_nodes(char *buf, size_t len, const char *when)
 {
 	unsigned long i, n = len / page_size;
 	void **pages = calloc(n, sizeof(*pages));
@@ -204,11 +207,20 @@ static inline void check_nodes(char *buf, size_t len, int node, const char *when
 		pages[i] = buf + i * page_size;
 	if (move_pages(n, pages, NULL, status, 0))
 		fail("%s: move_pages(query): %s", when, strerror(errno));
+	free(pages);
+	return status;
+}
+
+/* Check that every page of [buf, buf + len) is on @node. */
+static inline void check_nodes(char *buf, size_t len, int node, const char *when)
+{
+	unsigned long i, n = len / page_size;
+	int *status = page_nodes(buf, len, when);
+
 	for (i = 0; i < n; i++)
 		if (status[i] != node)
 			fail("%s: page %lu is on node %d, want %d", when, i,
 			     status[i], node);
-	free(pages);
 	free(status);
 }
 

@@ -116,15 +116,8 @@ static pid_t fill_node1(unsigned long leave, int *ready_fd)
 static void count_nodes(char *buf, size_t len, unsigned long *on0, unsigned long *on1)
 {
 	unsigned long i, n = len / page_size;
-	void **pages = calloc(n, sizeof(*pages));
-	int *status = calloc(n, sizeof(*status));
+	int *status = page_nodes(buf, len, "after moving to a full node");
 
-	if (!pages || !status)
-		fail("out of memory");
-	for (i = 0; i < n; i++)
-		pages[i] = buf + i * page_size;
-	if (move_pages(n, pages, NULL, status, 0))
-		fail("move_pages(query): %s", strerror(errno));
 	*on0 = *on1 = 0;
 	for (i = 0; i < n; i++) {
 		if (status[i] == 0)
@@ -134,7 +127,6 @@ static void count_nodes(char *buf, size_t len, unsigned long *on0, unsigned long
 		else
 			fail("page %lu: status %d", i, status[i]);
 	}
-	free(pages);
 	free(status);
 }
 

@@ -15,6 +15,7 @@
 # each run (default 5 s).
 CTL=/sys/kernel/mm/migrate_offload
 D=/sys/kernel/debug
+TEST_PREFIX=stress
 . /tests/testlib.sh
 
 secs=5
@@ -34,33 +35,22 @@ run serial none
 # Batches of 8 MiB (four 2M folios), so that failing after one folio
 # fails part-way for every size.
 batch=$(cat $D/migrate/batch_max_pages)
-if insmod /tests/migrate_offload_test_migrator.ko fail_after=1; then
+if migrator_load test fail_after=1; then
 	echo 2048 >$D/migrate/batch_max_pages
 	run test faults
 	echo "$batch" >$D/migrate/batch_max_pages
-	echo 0 >/sys/module/migrate_offload_test_migrator/parameters/registered
-	rmmod migrate_offload_test_migrator || fail stress_test_unload "rmmod failed"
-else
-	fail stress_test_load "insmod migrate_offload_test_migrator failed"
+	migrator_unload test
 fi
 
-if insmod /tests/swdma.ko nr_channels=2 && insmod /tests/dcbm.ko nr_dma_chan=2 min_batch_bytes=0; then
+if migrator_load dcbm; then
 	echo 5 >$D/swdma/fail_every
 	run dcbm faults
 	echo 0 >$D/swdma/fail_every
-	echo 0 >$D/dcbm/registered
-	rmmod dcbm || fail stress_dcbm_unload "rmmod dcbm failed"
-	rmmod swdma || fail stress_dcbm_unload "rmmod swdma failed"
-else
-	fail stress_dcbm_load "insmod swdma or dcbm failed"
-	rmmod swdma 2>/dev/null
+	migrator_unload dcbm
 fi
 
-if insmod /tests/mtcopy.ko nr_threads=2 min_batch_bytes=0; then
+if migrator_load mtcopy nr_threads=2; then
 	run mtcopy copied
-	echo 0 >$D/mtcopy/registered
-	rmmod mtcopy || fail stress_mtcopy_unload "rmmod failed"
-else
-	fail stress_mtcopy_load "insmod mtcopy failed"
+	migrator_unload mtcopy
 fi
 check stress_migrator_none_after expect_file $CTL/migrator none

@@ -59,3 +59,32 @@ loop_abort() {
 	touch /tmp/stop
 	wait $loop
 }
+
+# migrator_load NAME [PARAM=VALUE...]: load migrator NAME - test (the test
+# migrator), dcbm (over swdma, 2 channels) or mtcopy - offloading batches
+# of every size; on failure a FAIL line "$TEST_PREFIX_NAME_load", status 1.
+migrator_load() {
+	_mig=$1
+	shift
+	case $_mig in
+	test) insmod /tests/migrate_offload_test_migrator.ko "$@" ;;
+	dcbm) insmod /tests/swdma.ko nr_channels=2 &&
+		{ insmod /tests/dcbm.ko nr_dma_chan=2 min_batch_bytes=0 "$@" ||
+			{ rmmod swdma; false; }; } ;;
+	mtcopy) insmod /tests/mtcopy.ko min_batch_bytes=0 "$@" ;;
+	*) false ;;
+	esac && return 0
+	fail "${TEST_PREFIX}_${_mig}_load" "loading $_mig failed"
+	return 1
+}
+
+# migrator_unload NAME: unregister and unload what migrator_load loaded.
+migrator_unload() {
+	case $1 in
+	test) echo 0 >/sys/module/migrate_offload_test_migrator/parameters/registered &&
+		rmmod migrate_offload_test_migrator ;;
+	dcbm) echo 0 >/sys/kernel/debug/dcbm/registered && rmmod dcbm && rmmod swdma ;;
+	mtcopy) echo 0 >/sys/kernel/debug/mtcopy/registered && rmmod mtcopy ;;
+	*) false ;;
+	esac || fail "${TEST_PREFIX}_$1_unload" "unloading $1 failed"
+}
