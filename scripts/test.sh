@@ -17,7 +17,7 @@ set -euo pipefail
 GUEST_DIR=$LOG_DIR/guest
 # tools/testing/selftests/mm programs run in the guest
 # (kunit/guest/mm_selftests.sh).
-MM_SELFTESTS=(migration rmap mkdirty split_huge_page_test cow)
+MM_SELFTESTS=(migration rmap mkdirty cow)
 # The debug kernel runs several times slower under TCG.
 if [ "${TEST_DEBUG:-0}" = 1 ]; then
 	BOOT_TIMEOUT=${BOOT_TIMEOUT:-2700}

@@ -6,8 +6,8 @@
 # that migrate memory (migration, rmap) run with the core's batch copy, and
 # again with each migrator registered, which must then have copied folios
 # (of the migration test only the anonymous and anonymous THP cases: each
-# case migrates for 20 s); the THP, mTHP and COW ones (split_huge_page_test, cow, mkdirty)
-# run once: they do not migrate. The hugetlb cases of the migration test
+# case migrates for 20 s); the THP, mTHP and COW ones (cow, mkdirty) run
+# once: they do not migrate. The hugetlb cases of the migration test
 # need free huge pages. cow skips its swap cases (the guest has no swap).
 TEST_PREFIX=mm_selftests
 . /tests/testlib.sh
@@ -42,5 +42,4 @@ done
 echo 0 >/proc/sys/vm/nr_hugepages
 
 kselftest.sh mm_mkdirty mm_mkdirty
-kselftest.sh mm_split_huge_page mm_split_huge_page_test
 kselftest.sh mm_cow mm_cow
