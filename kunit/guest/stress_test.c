@@ -18,7 +18,9 @@
  * Fails if any word read back is not the last one written, if a writer or
  * migrator dies, if move_pages() reports an error other than a transient
  * one (-EBUSY, -EAGAIN, -ENOMEM, or -ENOENT: the other migrator has the
- * folio under migration, its PTEs are migration entries), or if pgmigrate_success grew by fewer
+ * folio under migration, its PTEs are migration entries; a folio left on
+ * the other node, its migration given up after retries, counts the same),
+ * or if pgmigrate_success grew by fewer
  * pages than all the writers' areas together (each moved once). With OFFLOAD, /proc/vmstat must show:
  *   none     no batch offloaded;
  *   copied   folios copied by the migrator;
@@ -144,7 +146,8 @@ static void migrator(int m, int nr_writers)
 			for (i = 0; i < n; i++) {
 				if (status[i] == node) {
 					sh->migrator[m].moved += folio / page_size;
-				} else if (status[i] == -EBUSY ||
+				} else if (status[i] >= 0 ||
+					   status[i] == -EBUSY ||
 					   status[i] == -EAGAIN ||
 					   status[i] == -ENOMEM ||
 					   status[i] == -ENOENT) {
