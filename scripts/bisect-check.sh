@@ -18,7 +18,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-FORCE=(MIGRATION_COPY_OFFLOAD)
 SRC=$BUILD_DIR/bisect-src
 OUT=$BUILD_DIR/bisect
 CONFIGS=(${BISECT_CONFIGS:-test allno})
@@ -31,12 +30,9 @@ mkdir -p "$OUT"
 
 # configure CONFIG: the configuration of the checked-out tree in $OUT/CONFIG.
 configure() {
-	local out=$OUT/$1 s frag=$OUT/$1.fragment
+	local out=$OUT/$1 frag=$OUT/$1.fragment
 	mkdir -p "$out"
-	for s in "${FORCE[@]}"; do
-		sed -i "s/^config $s\$/config $s\\n\\tprompt \"$s (forced by bisect-check)\"/" \
-			"$SRC"/mm/Kconfig
-	done
+	force_prompts "$SRC"
 	case $1 in
 	test)
 		cp "$KUNIT_BUILD/.config" "$out/.config"

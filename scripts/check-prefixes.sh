@@ -12,7 +12,6 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-FORCE=(MIGRATION_COPY_OFFLOAD)
 SRC=$BUILD_DIR/prefix-src
 OUT=$BUILD_DIR/prefix
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
@@ -29,11 +28,8 @@ while read -r c; do
 	git -C "$SRC" checkout -q --detach "$c"
 	subject=$(git -C "$SRC" log -1 --format=%s)
 	cp "$KUNIT_BUILD/.config" "$OUT/.config"
-	for s in "${FORCE[@]}"; do
-		sed -i "s/^config $s\$/config $s\\n\\tprompt \"$s (forced by check-prefixes)\"/" \
-			"$SRC"/mm/Kconfig
-		echo "CONFIG_$s=y" >>"$OUT/.config"
-	done
+	force_prompts "$SRC"
+	printf 'CONFIG_%s=y\n' "${FORCE[@]}" >>"$OUT/.config"
 	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 		olddefconfig >/dev/null 2>&1
 	# rust/helpers/*.c are not objects of their own: helpers.c includes

@@ -108,3 +108,15 @@ worktree() {
 	# shellcheck disable=SC2064 # DIR now, not at exit
 	trap "git -C '$LINUX_DIR' worktree remove --force '$1'" EXIT
 }
+
+# Hidden symbols that only later patches of the series select: the prefix
+# checks turn them on so that their code is built in every prefix that has
+# it. force_prompts SRC gives each a temporary prompt in SRC/mm/Kconfig.
+FORCE=(MIGRATION_COPY_OFFLOAD)
+force_prompts() {
+	local s
+	for s in "${FORCE[@]}"; do
+		sed -i "s/^config $s\$/config $s\\n\\tprompt \"$s (forced by the prefix checks)\"/" \
+			"$1"/mm/Kconfig
+	done
+}
