@@ -103,6 +103,8 @@ pub struct RunOptions {
     /// Folios per move_pages() call for the latency pass; empty: no pass.
     pub latency_batches: Vec<usize>,
     pub memcpy: bool,
+    /// Threads of the second memcpy reference (1: none).
+    pub memcpy_threads: usize,
     pub json: Option<String>,
     pub csv: Option<String>,
     pub progress: bool,
@@ -124,6 +126,7 @@ impl Default for RunOptions {
             batch_max_pages: None,
             latency_batches: Vec::new(),
             memcpy: true,
+            memcpy_threads: 1,
             json: None,
             csv: None,
             progress: true,
@@ -147,6 +150,8 @@ usage: migbench run [options]
   --latency LIST          folios per move_pages() call for the latency pass
                           (e.g. 1,16,256), plus the first-folio latency
   --no-memcpy             skip the memcpy bandwidth reference
+  --memcpy-threads N      also measure memcpy split over N threads (the
+                          limit a copy with N CPUs works against)
   --json FILE|-           write the results as JSON
   --csv FILE|-            write the results as CSV
   --no-progress           no progress bar";
@@ -178,6 +183,7 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
             "--batch-max-pages" => o.batch_max_pages = Some(parse_num(opt, value()?)?),
             "--latency" => o.latency_batches = parse_list(value()?, |s| parse_num("--latency", s))?,
             "--no-memcpy" => o.memcpy = false,
+            "--memcpy-threads" => o.memcpy_threads = parse_num(opt, value()?)?,
             "--json" => o.json = Some(value()?.to_string()),
             "--csv" => o.csv = Some(value()?.to_string()),
             "--no-progress" => o.progress = false,
@@ -191,6 +197,12 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
         return err(format!(
             "--from {} --to {}: need two different nodes",
             o.from, o.to
+        ));
+    }
+    if !(1..=64).contains(&o.memcpy_threads) {
+        return err(format!(
+            "--memcpy-threads {}: must be 1 to 64",
+            o.memcpy_threads
         ));
     }
     if o.latency_batches.contains(&0) {
@@ -274,12 +286,17 @@ mod tests {
         assert_eq!(o.json.as_deref(), Some("-"));
         let o = parse_run(&args("--migrator none")).unwrap();
         assert_eq!(o.migrator.as_deref(), Some(""));
+        assert_eq!(o.memcpy_threads, 1);
+        let o = parse_run(&args("--memcpy-threads 2")).unwrap();
+        assert_eq!(o.memcpy_threads, 2);
     }
 
     #[test]
     fn run_rejects_bad_input() {
         for bad in [
             "--iterations 0",
+            "--memcpy-threads 0",
+            "--memcpy-threads 65",
             "--iterations x",
             "--from 1 --to 1",
             "--to -1",

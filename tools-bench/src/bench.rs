@@ -306,8 +306,11 @@ fn latency_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<L
     })
 }
 
-/// memcpy() from a buffer on the source node into one on the destination.
-fn memcpy_point(o: &RunOptions) -> Result<MemcpyPoint> {
+/// memcpy() from a buffer on the source node into one on the destination,
+/// split into `threads` parts of about the same size, each copied by its
+/// own thread; the time is from the start of the first to the end of the
+/// last.
+fn memcpy_point(o: &RunOptions, threads: usize) -> Result<MemcpyPoint> {
     let mut src = Area::new(o.total as usize, false)?;
     let mut dst = Area::new(o.total as usize, false)?;
     sys::bind_to(Some(o.from))?;
@@ -318,22 +321,32 @@ fn memcpy_point(o: &RunOptions) -> Result<MemcpyPoint> {
     sys::bind_to(Some(o.to))?;
     dst.words().fill(0);
     sys::bind_to(None)?;
+    let src = src.words();
+    let dst = dst.words();
+    let part = src.len().div_ceil(threads);
     let mut gbps = Vec::new();
     for _ in 0..o.iterations {
         let t = Instant::now();
-        dst.words().copy_from_slice(src.words());
+        std::thread::scope(|s| {
+            let mut parts = dst.chunks_mut(part).zip(src.chunks(part));
+            let first = parts.next();
+            for (d, sr) in parts {
+                s.spawn(move || d.copy_from_slice(sr));
+            }
+            if let Some((d, sr)) = first {
+                d.copy_from_slice(sr);
+            }
+        });
         gbps.push(o.total as f64 / t.elapsed().as_secs_f64() / 1e9);
     }
-    if dst
-        .words()
-        .iter()
-        .enumerate()
-        .any(|(i, &w)| w != pattern(i, 1))
-    {
-        return Err("memcpy reference: the copy differs".into());
+    if dst.iter().enumerate().any(|(i, &w)| w != pattern(i, 1)) {
+        return Err(format!(
+            "memcpy reference ({threads} threads): the copy differs"
+        ));
     }
     Ok(MemcpyPoint {
         bytes: o.total,
+        threads,
         gbps: MeanSd::of(&gbps),
         gbps_runs: gbps,
     })
@@ -363,7 +376,10 @@ pub fn run(o: &RunOptions) -> Result<RunReport> {
         }
     }
     if o.memcpy {
-        report.memcpy = Some(memcpy_point(o)?);
+        report.memcpy = Some(memcpy_point(o, 1)?);
+        if o.memcpy_threads > 1 {
+            report.memcpy_parallel = Some(memcpy_point(o, o.memcpy_threads)?);
+        }
     }
     progress.finish();
     Ok(report)

@@ -92,12 +92,19 @@ impl LatencyPoint {
     }
 }
 
-/// memcpy() bandwidth from the source node to the destination node.
+/// memcpy() bandwidth from the source node to the destination node, the
+/// buffer split into `threads` parts copied at the same time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemcpyPoint {
     pub bytes: u64,
+    #[serde(default = "one_thread")]
+    pub threads: usize,
     pub gbps_runs: Vec<f64>,
     pub gbps: MeanSd,
+}
+
+fn one_thread() -> usize {
+    1
 }
 
 /// Everything one `migbench run` measured, and where.
@@ -116,6 +123,9 @@ pub struct RunReport {
     pub points: Vec<Point>,
     pub latency: Vec<LatencyPoint>,
     pub memcpy: Option<MemcpyPoint>,
+    /// memcpy() with `--memcpy-threads` threads, when more than one.
+    #[serde(default)]
+    pub memcpy_parallel: Option<MemcpyPoint>,
 }
 
 impl RunReport {
@@ -132,6 +142,7 @@ impl RunReport {
             points: Vec::new(),
             latency: Vec::new(),
             memcpy: None,
+            memcpy_parallel: None,
         }
     }
 
@@ -166,14 +177,16 @@ impl RunReport {
                 opt(p.migrator_fallback)
             );
         }
-        if let Some(m) = &self.memcpy {
+        for m in self.memcpy.iter().chain(&self.memcpy_parallel) {
             let _ = writeln!(
                 s,
-                "{:>6}  {:>16}  (memcpy node {} -> {}, the copy limit)",
+                "{:>6}  {:>16}  (memcpy node {} -> {}, {} thread{}: the copy limit)",
                 "memcpy",
                 format!("{:.3} ± {:.3}", m.gbps.mean, m.gbps.sd),
                 self.from,
-                self.to
+                self.to,
+                m.threads,
+                if m.threads == 1 { "" } else { "s" }
             );
         }
         for l in &self.latency {
@@ -246,6 +259,7 @@ mod tests {
             points: vec![p],
             latency: vec![],
             memcpy: None,
+            memcpy_parallel: None,
         }
     }
 

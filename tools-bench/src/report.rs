@@ -136,16 +136,32 @@ pub fn comparison(runs: &[RunReport], baseline: usize) -> (Vec<u64>, Vec<Vec<Str
                     .as_ref()
                     .map_or("-".into(), |m| format!("{:.3}", m.gbps.mean)),
             );
+            if parallel_threads(runs).is_some() {
+                row.push(
+                    r.memcpy_parallel
+                        .as_ref()
+                        .map_or("-".into(), |m| format!("{:.3}", m.gbps.mean)),
+                );
+            }
             row
         })
         .collect();
     (sizes, rows)
 }
 
-fn header(sizes: &[u64]) -> Vec<String> {
+/// The thread count of the runs' parallel memcpy reference, if any has one.
+fn parallel_threads(runs: &[RunReport]) -> Option<usize> {
+    runs.iter()
+        .find_map(|r| r.memcpy_parallel.as_ref().map(|m| m.threads))
+}
+
+fn header(sizes: &[u64], runs: &[RunReport]) -> Vec<String> {
     let mut h = vec!["configuration".to_string()];
     h.extend(sizes.iter().map(|&s| format_size(s)));
     h.push("memcpy".into());
+    if let Some(t) = parallel_threads(runs) {
+        h.push(format!("memcpy {t}t"));
+    }
     h
 }
 
@@ -198,7 +214,8 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, table: &str) -> Str
         s,
         "GB/s (10^9 bytes/s), mean ± sd over {} runs of {} per folio size, node {} -> {}; \
          in brackets the ratio to '{}'. The memcpy column is the guest's memcpy() bandwidth \
-         between the same two nodes, the limit any CPU copy works against. A '*' marks a \
+         between the same two nodes, the limit any CPU copy works against (with 'memcpy \
+         Nt': split over N threads, the limit of a copy on N CPUs). A '*' marks a \
          cell where the migrator did not copy every folio (see below).\n",
         base.iterations,
         format_size(base.total_bytes),
@@ -380,13 +397,18 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
             }
         }
         m.latency.extend(r.latency);
-        match (&mut m.memcpy, r.memcpy) {
-            (Some(a), Some(b)) => {
-                a.gbps_runs.extend(&b.gbps_runs);
-                a.gbps = crate::stats::MeanSd::of(&a.gbps_runs);
+        for (a, b) in [
+            (&mut m.memcpy, r.memcpy),
+            (&mut m.memcpy_parallel, r.memcpy_parallel),
+        ] {
+            match (a, b) {
+                (Some(a), Some(b)) => {
+                    a.gbps_runs.extend(&b.gbps_runs);
+                    a.gbps = crate::stats::MeanSd::of(&a.gbps_runs);
+                }
+                (a @ None, b) => *a = b,
+                _ => {}
             }
-            (a @ None, b) => *a = b,
-            _ => {}
         }
     }
     Ok(merged)
@@ -411,7 +433,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         None => runs.iter().position(|r| r.label == "vanilla").unwrap_or(0),
     };
     let (sizes, rows) = comparison(&runs, baseline);
-    let head = header(&sizes);
+    let head = header(&sizes, &runs);
     print!("{}", text_table(&head, &rows));
     let Some(out) = &o.out else { return Ok(()) };
     let meta = match &o.meta {
@@ -430,6 +452,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::MemcpyPoint;
     use crate::stats::MeanSd;
 
     fn run(label: &str, migrator: Option<&str>, points: &[(u64, f64, Option<u64>)]) -> RunReport {
@@ -458,6 +481,7 @@ mod tests {
                 .collect(),
             latency: vec![],
             memcpy: None,
+            memcpy_parallel: None,
         }
     }
 
@@ -481,6 +505,33 @@ mod tests {
         assert_eq!(rows[2][1], "-");
         assert_eq!(rows[2][2], "2.000 ± 0.100 (1.00x)");
         assert_eq!(rows[0][3], "-");
+        assert_eq!(rows[0].len(), 4);
+    }
+
+    #[test]
+    fn parallel_memcpy_gets_its_own_column() {
+        let point = |threads, mean| MemcpyPoint {
+            bytes: 4 << 20,
+            threads,
+            gbps_runs: vec![mean],
+            gbps: MeanSd {
+                mean,
+                sd: 0.0,
+                n: 1,
+            },
+        };
+        let mut a = run("serial", None, &[(4096, 1.0, None)]);
+        a.memcpy = Some(point(1, 2.0));
+        a.memcpy_parallel = Some(point(2, 3.5));
+        let b = run("other", None, &[(4096, 1.0, None)]);
+        let (sizes, rows) = comparison(&[a.clone(), b.clone()], 0);
+        let runs = [a, b];
+        assert_eq!(
+            header(&sizes, &runs),
+            ["configuration", "4K", "memcpy", "memcpy 2t"]
+        );
+        assert_eq!(rows[0][2..], ["2.000", "3.500"]);
+        assert_eq!(rows[1][2..], ["-", "-"]);
     }
 
     #[test]
