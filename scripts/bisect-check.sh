@@ -35,8 +35,7 @@ configure() {
 	force_prompts "$SRC"
 	case $1 in
 	test)
-		cp "$KUNIT_BUILD/.config" "$out/.config"
-		printf 'CONFIG_%s=y\n' "${FORCE[@]}" >>"$out/.config"
+		force_config "$KUNIT_BUILD/.config" "$out/.config"
 		"${MAKE[@]}" O="$out" olddefconfig >/dev/null
 		;;
 	allno)

@@ -27,9 +27,8 @@ while read -r c; do
 	[ "$n" -ge "${PREFIX_START:-1}" ] || continue
 	git -C "$SRC" checkout -q --detach "$c"
 	subject=$(git -C "$SRC" log -1 --format=%s)
-	cp "$KUNIT_BUILD/.config" "$OUT/.config"
 	force_prompts "$SRC"
-	printf 'CONFIG_%s=y\n' "${FORCE[@]}" >>"$OUT/.config"
+	force_config "$KUNIT_BUILD/.config" "$OUT/.config"
 	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 		olddefconfig >/dev/null 2>&1
 	# rust/helpers/*.c are not objects of their own: helpers.c includes

@@ -120,3 +120,14 @@ force_prompts() {
 			"$1"/mm/Kconfig
 	done
 }
+
+# force_config SRC DST: the configuration SRC with every FORCE symbol set to
+# y, in DST (replacing SRC's own line for it, so that Kconfig does not warn
+# that a symbol is assigned twice).
+force_config() {
+	local s
+	grep -v -E "^(# )?CONFIG_($(IFS='|'; echo "${FORCE[*]}"))[= ]" "$1" >"$2" || true
+	for s in "${FORCE[@]}"; do
+		echo "CONFIG_$s=y" >>"$2"
+	done
+}
