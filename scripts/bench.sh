@@ -25,11 +25,12 @@ export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 
 # Each round boots every kernel once, alternating, so that slow phases of
 # the host hit all configurations alike; the report pools the rounds.
+BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2"
 if [ "${BENCH_FULL:-0}" = 1 ]; then
-	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 512M --iterations 5 --latency 1,16,256 --memcpy-threads 2"
+	BENCH_ARGS+=" --total 512M --iterations 5 --latency 1,16,256"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-4}
 else
-	BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --total 128M --iterations 4 --memcpy-threads 2"
+	BENCH_ARGS+=" --total 128M --iterations 4"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 fi
 

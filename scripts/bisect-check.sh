@@ -39,7 +39,7 @@ configure() {
 		"${MAKE[@]}" O="$out" olddefconfig >/dev/null
 		;;
 	allno)
-		{ cat "$TOP/kunit/bisect-allno.config"; printf 'CONFIG_%s=y\n' "${FORCE[@]}"; } >"$frag"
+		force_config "$TOP/kunit/bisect-allno.config" "$frag"
 		"${MAKE[@]}" O="$out" KCONFIG_ALLCONFIG="$frag" allnoconfig >/dev/null 2>&1
 		;;
 	esac

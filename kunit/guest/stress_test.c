@@ -20,8 +20,8 @@
  * one (-EBUSY, -EAGAIN, -ENOMEM, or -ENOENT: the other migrator has the
  * folio under migration, its PTEs are migration entries; a folio left on
  * the other node, its migration given up after retries, counts the same),
- * or if pgmigrate_success grew by fewer
- * pages than all the writers' areas together (each moved once). With OFFLOAD, /proc/vmstat must show:
+ * or if pgmigrate_success grew by fewer pages than all the writers' areas
+ * together (each moved once). With OFFLOAD, /proc/vmstat must show:
  *   none     no batch offloaded;
  *   copied   folios copied by the migrator;
  *   faults   folios copied by the migrator and folios the CPU copied after

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 use crate::args::format_size;
-use crate::output::{Point, RunReport};
+use crate::output::{MemcpyPoint, Point, RunReport};
 
 const USAGE: &str = "\
 usage: migbench report [--baseline LABEL] [--meta FILE] [--out DIR] RUN.json...
@@ -106,6 +106,7 @@ pub fn comparison(runs: &[RunReport], baseline: usize) -> (Vec<u64>, Vec<Vec<Str
         .into_iter()
         .collect();
     let base = &runs[baseline];
+    let parallel = parallel_threads(runs).is_some();
     let rows = runs
         .iter()
         .map(|r| {
@@ -131,22 +132,19 @@ pub fn comparison(runs: &[RunReport], baseline: usize) -> (Vec<u64>, Vec<Vec<Str
                 };
                 row.push(cell);
             }
-            row.push(
-                r.memcpy
-                    .as_ref()
-                    .map_or("-".into(), |m| format!("{:.3}", m.gbps.mean)),
-            );
-            if parallel_threads(runs).is_some() {
-                row.push(
-                    r.memcpy_parallel
-                        .as_ref()
-                        .map_or("-".into(), |m| format!("{:.3}", m.gbps.mean)),
-                );
+            row.push(memcpy_cell(&r.memcpy));
+            if parallel {
+                row.push(memcpy_cell(&r.memcpy_parallel));
             }
             row
         })
         .collect();
     (sizes, rows)
+}
+
+fn memcpy_cell(m: &Option<MemcpyPoint>) -> String {
+    m.as_ref()
+        .map_or("-".into(), |m| format!("{:.3}", m.gbps.mean))
 }
 
 /// The thread count of the runs' parallel memcpy reference, if any has one.
@@ -452,7 +450,6 @@ pub fn main(argv: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::MemcpyPoint;
     use crate::stats::MeanSd;
 
     fn run(label: &str, migrator: Option<&str>, points: &[(u64, f64, Option<u64>)]) -> RunReport {
@@ -508,21 +505,20 @@ mod tests {
         assert_eq!(rows[0].len(), 4);
     }
 
-    #[test]
-    fn parallel_memcpy_gets_its_own_column() {
-        let point = |threads, mean| MemcpyPoint {
+    fn memcpy(threads: usize, runs: &[f64]) -> MemcpyPoint {
+        MemcpyPoint {
             bytes: 4 << 20,
             threads,
-            gbps_runs: vec![mean],
-            gbps: MeanSd {
-                mean,
-                sd: 0.0,
-                n: 1,
-            },
-        };
+            gbps_runs: runs.to_vec(),
+            gbps: MeanSd::of(runs),
+        }
+    }
+
+    #[test]
+    fn parallel_memcpy_gets_its_own_column() {
         let mut a = run("serial", None, &[(4096, 1.0, None)]);
-        a.memcpy = Some(point(1, 2.0));
-        a.memcpy_parallel = Some(point(2, 3.5));
+        a.memcpy = Some(memcpy(1, &[2.0]));
+        a.memcpy_parallel = Some(memcpy(2, &[3.5]));
         let b = run("other", None, &[(4096, 1.0, None)]);
         let (sizes, rows) = comparison(&[a.clone(), b.clone()], 0);
         let runs = [a, b];
@@ -538,8 +534,10 @@ mod tests {
     fn rounds_pool_their_measurements() {
         let mut a = run("dcbm", Some("dcbm"), &[(4096, 1.0, Some(2048))]);
         a.points[0].gbps_runs = vec![1.0, 2.0];
+        a.memcpy_parallel = Some(memcpy(2, &[1.0]));
         let mut b = a.clone();
         b.points[0].gbps_runs = vec![3.0, 4.0];
+        b.memcpy_parallel = Some(memcpy(2, &[3.0]));
         let other = run("vanilla", None, &[(4096, 1.0, None)]);
         let m = merge_rounds(vec![a, other, b]).unwrap();
         assert_eq!(m.len(), 2);
@@ -550,6 +548,9 @@ mod tests {
         let p = &m[0].points[0];
         assert_eq!(p.gbps_runs, vec![1.0, 2.0, 3.0, 4.0]);
         assert!((p.gbps.mean - 2.5).abs() < 1e-12 && p.gbps.n == 4);
+        let mp = m[0].memcpy_parallel.as_ref().unwrap();
+        assert_eq!((mp.threads, &mp.gbps_runs[..]), (2, &[1.0, 3.0][..]));
+        assert!((mp.gbps.mean - 2.0).abs() < 1e-12);
         assert_eq!((m[0].iterations, p.migrator_copied), (4, Some(4096)));
         // Every folio of the 4 runs was copied: no '*'.
         assert!(offload_note(&m[0], p).is_none());
