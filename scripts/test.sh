@@ -158,14 +158,22 @@ run_bench_unit_tests() {
 
 [ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 "$TOP/scripts/build.sh"
-run_kunit
-say "guest: building the initramfs"
-mkdir -p "$GUEST_DIR"
-build_initramfs
-run_guest userspace list
-run_guest selftests list-selftests "$TOP/kunit/qemu-numa-4cpu.args"
-say "guest: done"
-run_bench_unit_tests
+if [ -n "${GUEST_LIST:-}" ]; then
+	# For development: one list of kunit/guest/ (GUEST_LIST=list-NAME),
+	# without KUnit, the selftests or the benchmark's unit tests.
+	mkdir -p "$GUEST_DIR"
+	build_initramfs
+	run_guest "$GUEST_LIST" "$GUEST_LIST"
+else
+	run_kunit
+	say "guest: building the initramfs"
+	mkdir -p "$GUEST_DIR"
+	build_initramfs
+	run_guest userspace list
+	run_guest selftests list-selftests "$TOP/kunit/qemu-numa-4cpu.args"
+	say "guest: done"
+	run_bench_unit_tests
+fi
 
 for f in "${skips[@]}"; do
 	printf 'SKIPPED: %s\n' "$f"

@@ -5,7 +5,10 @@
  * in the guest) and the data pattern the tests write and compare.
  *
  * Every test sets @name first; fail() prints "GUEST-TEST: FAIL name: why"
- * and exits 1, which is how scripts/test.sh counts a failure.
+ * and exits 1, which is how scripts/test.sh counts a failure. skip() prints
+ * "GUEST-TEST: SKIP name: why" and exits 0: scripts/test.sh counts it apart
+ * and lists it, never as a pass. Skip only when the machine cannot give the
+ * test what it needs (memory, say), never when the kernel misbehaves.
  */
 #ifndef GUEST_H
 #define GUEST_H
@@ -50,6 +53,19 @@ fail(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	exit(1);
+}
+
+static inline void __attribute__((format(printf, 1, 2), noreturn))
+skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("GUEST-TEST: SKIP %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(0);
 }
 
 static inline long move_pages(unsigned long count, void **pages,
@@ -159,19 +175,34 @@ static inline uint64_t pattern(size_t word)
 	return (word + 1) * 0x9e3779b97f4a7c15ULL;
 }
 
+/*
+ * Bind the task's allocations (anonymous memory, page cache) to @node, or
+ * go back to the default policy if @node is negative.
+ */
+static inline void bind_to_node(int node)
+{
+	unsigned long nodemask;
+
+	if (node < 0) {
+		if (syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0))
+			fail("set_mempolicy(default): %s", strerror(errno));
+		return;
+	}
+	nodemask = 1UL << node;
+	if (syscall(SYS_set_mempolicy, MPOL_BIND, &nodemask, 8 * sizeof(nodemask)))
+		fail("set_mempolicy(node %d): %s", node, strerror(errno));
+}
+
 /* Fault [buf, buf + len) in on @node, filled with pattern(). */
 static inline void fill_on_node(char *buf, size_t len, int node)
 {
-	unsigned long nodemask = 1UL << node;
 	uint64_t *data = (uint64_t *)buf;
 	size_t i;
 
-	if (syscall(SYS_set_mempolicy, MPOL_BIND, &nodemask, 8 * sizeof(nodemask)))
-		fail("set_mempolicy(node %d): %s", node, strerror(errno));
+	bind_to_node(node);
 	for (i = 0; i < len / sizeof(*data); i++)
 		data[i] = pattern(i);
-	if (syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0))
-		fail("set_mempolicy(default): %s", strerror(errno));
+	bind_to_node(-1);
 }
 
 /*
@@ -232,6 +263,33 @@ static inline uint64_t read_u64_at(int fd, uint64_t index, const char *what)
 		fail("read %s entry %llu: %s", what, (unsigned long long)index,
 		     strerror(errno));
 	return val;
+}
+
+/*
+ * The /proc/kpageflags word of each of the @nr_pages pages from @addr, into
+ * @flags; every page must be present.
+ */
+static inline void read_kpageflags(char *addr, unsigned long nr_pages,
+				   uint64_t *flags, const char *when)
+{
+	int pagemap = open("/proc/self/pagemap", O_RDONLY);
+	int kpageflags = open("/proc/kpageflags", O_RDONLY);
+	unsigned long i;
+
+	if (pagemap < 0 || kpageflags < 0)
+		fail("open pagemap/kpageflags: %s", strerror(errno));
+	for (i = 0; i < nr_pages; i++) {
+		uint64_t pme = read_u64_at(pagemap,
+					   (uintptr_t)(addr + i * page_size) / page_size,
+					   "pagemap");
+
+		if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
+			fail("%s: page %lu not present (pagemap %#llx)", when, i,
+			     (unsigned long long)pme);
+		flags[i] = read_u64_at(kpageflags, pme & PM_PFN_MASK, "kpageflags");
+	}
+	close(pagemap);
+	close(kpageflags);
 }
 
 /*

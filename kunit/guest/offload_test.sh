@@ -29,7 +29,11 @@ if ! insmod /tests/$MOD.ko; then
 fi
 check offload_sysfs_migrator expect_file $CTL/migrator test
 check offload_sysfs_reasons_default expect_file $CTL/reasons \
-	"compaction memory_failure memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
+	"compaction memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
+# memory_failure is supported, but only offloaded when asked for.
+echo "memory_failure demotion" >$CTL/reasons
+check offload_sysfs_reasons_memory_failure expect_file $CTL/reasons "memory_failure demotion"
+echo all >$CTL/reasons
 
 run_sizes copy all
 echo 1 >$PARAMS/fail_after
@@ -64,19 +68,14 @@ check offload_sysfs_reasons_mixed bad_write $CTL reasons "all demotion" "$all_re
 check offload_sysfs_min_batch_bytes_bad bad_write $CTL min_batch_bytes "12abc" 0
 check offload_sysfs_migrator_ro bad_write $CTL migrator "other" test
 
-# Registration pins the module; it unloads once unregistered, even while
-# another process keeps migrating through it.
+# Registration does not pin the module: it unloads while another process
+# keeps migrating through it (module_exit() unregisters, which waits for
+# the copies in flight).
 unload_under_load() {
-	expect_file /sys/module/$MOD/refcnt 1 || return 1
-	if rmmod $MOD 2>/dev/null; then
-		echo "rmmod succeeded while the migrator was registered"
-		return 1
-	fi
+	expect_file /sys/module/$MOD/refcnt 0 || return 1
 	loop_start unload_loop
 	sleep 2
-	echo 0 >$PARAMS/registered || { echo "unregister failed"; loop_abort; return 1; }
-	expect_file /sys/module/$MOD/refcnt 0 || { loop_abort; return 1; }
-	rmmod $MOD || { echo "rmmod failed after unregistering"; loop_abort; return 1; }
+	rmmod $MOD || { echo "rmmod failed while migrations ran"; loop_abort; return 1; }
 	sleep 2
 	loop_stop || return 1
 	expect_file $CTL/migrator none
@@ -84,3 +83,28 @@ unload_under_load() {
 check offload_unload_under_load unload_under_load
 # With no migrator, no batch is offloaded.
 move_pages_test offload_unloaded_2048k 2048 "$TOTAL_KB" none
+
+# Two migrators ("test" and "test_b") registered in turn, as fast as the
+# grace periods allow, while two processes migrate through them: every copy
+# must be handed its own migrator and every byte must arrive. Then the
+# module goes in the middle of it all.
+flip_under_load() {
+	insmod /tests/$MOD.ko flip=1 || { echo "insmod flip=1 failed"; return 1; }
+	loop_start flip_loop
+	end=$(($(date +%s) + 10))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		out=$(move_pages_test offload_flip_64k 64 4096 2>&1) ||
+			{ echo "$out"; loop_abort; rmmod $MOD; return 1; }
+	done
+	flips=$(cat $PARAMS/flips)
+	wrong=$(cat $PARAMS/wrong_migrator)
+	copied=$(cat $PARAMS/copied)
+	rmmod $MOD || { echo "rmmod failed while migrations ran"; loop_abort; return 1; }
+	loop_stop || return 1
+	expect_file $CTL/migrator none || return 1
+	[ "$wrong" = 0 ] || { echo "$wrong copies were handed another migrator"; return 1; }
+	[ "$flips" -ge 20 ] || { echo "only $flips registrations in 10 s"; return 1; }
+	[ "$copied" -gt 0 ] || { echo "no folio copied through the flipping migrators"; return 1; }
+	echo "flips=$flips copied=$copied"
+}
+check offload_flip_under_load flip_under_load

@@ -45,7 +45,7 @@ while kill -0 $sp 2>/dev/null; do
 	fi
 	w 0 $D/dcbm/registered
 	w 1 $D/dcbm/registered
-	w 0 $D/dcbm/registered
+	# Unloading unregisters, waiting for the copies in flight.
 	try "rmmod dcbm" rmmod dcbm
 	try "rmmod swdma" rmmod swdma
 
@@ -53,13 +53,13 @@ while kill -0 $sp 2>/dev/null; do
 	for t in 1 4 2; do
 		w $t $D/mtcopy/nr_threads
 	done
-	w 0 $D/mtcopy/registered
 	try "rmmod mtcopy" rmmod mtcopy
 
 	try "insmod the test migrator" insmod /tests/migrate_offload_test_migrator.ko fail_after=2
 	w "syscall_or_cpuset" $CTL/reasons
 	w "$all_reasons" $CTL/reasons
 	w 0 /sys/module/migrate_offload_test_migrator/parameters/registered
+	w 1 /sys/module/migrate_offload_test_migrator/parameters/registered
 	try "rmmod the test migrator" rmmod migrate_offload_test_migrator
 	rounds=$((rounds + 1))
 	[ -z "$err" ] || break

@@ -23,7 +23,29 @@
  *   softdirty soft-dirty cleared, then every other page (mTHP) or folio
  *             (PMD-mapped THP) written: the soft-dirty bits differ and must
  *             be kept page by page;
+ *   softdirty_none, softdirty_quarter, softdirty_whole
+ *             every page written (dirty), soft-dirty cleared, then nothing,
+ *             every 4th page (mTHP) or folio (PMD-mapped THP), or everything
+ *             written again: exactly the pages written since clear_refs are
+ *             soft-dirty, before and after each move;
  *   mlock     mlock()ed: every page stays mlocked and unevictable.
+ *
+ * The softdirty_* modes guard against a regression of the batched unmap of
+ * PTE-mapped large folios (B3 of the v1 review): try_to_migrate_one() took
+ * a run of identical PTEs with get_and_clear_ptes(), which ORs their dirty
+ * bits into the first with pte_mkdirty(), and on x86 pte_mkdirty() sets
+ * _PAGE_SOFT_DIRTY too. PTEs written before clear_refs and not since are
+ * dirty but not soft-dirty; a run of them came back from migration all
+ * soft-dirty, and a checkpointing tool (CRIU) would dump memory that did
+ * not change. The "softdirty" mode cannot see that: it writes every other
+ * page, so its runs are one PTE long. softdirty_none makes every folio one
+ * run of dirty PTEs that are not soft-dirty; softdirty_quarter makes runs
+ * of 3 between written pages (a write fault on a write-protected page of
+ * an exclusive mTHP reuses that page in place and makes only its PTE
+ * writable, dirty and soft-dirty); softdirty_whole is the control where
+ * everything is soft-dirty. For 2M (PMD-mapped) folios the unit is the PMD, and the
+ * modes check that the migrated PMD keeps its soft-dirty bit (the series'
+ * fix of remove_migration_pmd()).
  */
 #include "guest.h"
 
@@ -45,6 +67,8 @@ static void touch(char *p)
 }
 static unsigned long nr_folios, nr_pages;
 static char *buf;
+/* The soft-dirty bit every page must show (softdirty_* modes), or NULL. */
+static char *want_soft_dirty;
 
 /* The pagemap entry of every page of the buffer. */
 static void read_pagemap(uint64_t *pme)
@@ -57,6 +81,37 @@ static void read_pagemap(uint64_t *pme)
 	if (pread(fd, pme, want, (uintptr_t)buf / page_size * sizeof(*pme)) != (ssize_t)want)
 		fail("read pagemap: %s", strerror(errno));
 	close(fd);
+}
+
+/*
+ * Check that exactly the pages want_soft_dirty says are soft-dirty in
+ * pagemap; the failure counts both kinds of wrong pages.
+ */
+static void check_soft_dirty(const char *when)
+{
+	uint64_t *pme = calloc(nr_pages, sizeof(*pme));
+	unsigned long i, extra = 0, missing = 0, first = 0;
+
+	if (!pme)
+		fail("out of memory");
+	read_pagemap(pme);
+	for (i = 0; i < nr_pages; i++) {
+		int sd = !!(pme[i] & PM_SOFT_DIRTY);
+
+		if (sd == want_soft_dirty[i])
+			continue;
+		if (!extra && !missing)
+			first = i;
+		if (sd)
+			extra++;
+		else
+			missing++;
+	}
+	if (extra || missing)
+		fail("%s: %lu pages soft-dirty that were not written since clear_refs, %lu written ones not soft-dirty (of %lu; first: page %lu, pagemap %#llx)",
+		     when, extra, missing, nr_pages, first,
+		     (unsigned long long)pme[first]);
+	free(pme);
 }
 
 /* Compare every page's pagemap flag bits with @before. */
@@ -78,24 +133,18 @@ static void check_flags(const uint64_t *before, const char *when)
 
 static void check_mlocked(const char *when)
 {
-	uint64_t *pme = calloc(nr_pages, sizeof(*pme));
-	int fd = open("/proc/kpageflags", O_RDONLY);
+	uint64_t *flags = calloc(nr_pages, sizeof(*flags));
 	unsigned long i;
-	uint64_t f;
 
-	if (!pme)
+	if (!flags)
 		fail("out of memory");
-	if (fd < 0)
-		fail("open /proc/kpageflags: %s", strerror(errno));
-	read_pagemap(pme);
-	for (i = 0; i < nr_pages; i++) {
-		f = read_u64_at(fd, pme[i] & PM_PFN_MASK, "kpageflags");
-		if (!(f & (1ULL << KPF_MLOCKED)) || !(f & (1ULL << KPF_UNEVICTABLE)))
+	read_kpageflags(buf, nr_pages, flags, when);
+	for (i = 0; i < nr_pages; i++)
+		if (!(flags[i] & (1ULL << KPF_MLOCKED)) ||
+		    !(flags[i] & (1ULL << KPF_UNEVICTABLE)))
 			fail("%s: page %lu is not mlocked and unevictable (kpageflags %#llx)",
-			     when, i, (unsigned long long)f);
-	}
-	close(fd);
-	free(pme);
+			     when, i, (unsigned long long)flags[i]);
+	free(flags);
 }
 
 static void move_all(int node, int flags, const char *when)
@@ -137,6 +186,8 @@ static void move_and_check(const uint64_t *before, int flags, int mlocked)
 		check_nodes(buf, len, to[i], when);
 		check_bytes(buf, 0, len, when);
 		check_folios(buf, nr_pages, folio_size / page_size, when);
+		if (want_soft_dirty)
+			check_soft_dirty(when);
 		check_flags(before, when);
 		if (mlocked)
 			check_mlocked(when);
@@ -253,13 +304,44 @@ static void run_softdirty(uint64_t *before)
 	move_and_check(before, MPOL_MF_MOVE, 0);
 }
 
+/*
+ * softdirty_none, softdirty_quarter, softdirty_whole: every page is dirty
+ * from fill_on_node(); clear the soft-dirty bits (which write-protects the
+ * PTEs and keeps them dirty), write @every'th unit (0: none, 1: all) and
+ * move: exactly the units written since are soft-dirty, before the first
+ * move (what the kernel does without migration) and after each move.
+ */
+static void run_softdirty_set(uint64_t *before, unsigned long every)
+{
+	unsigned long i, folio_pages = folio_size / page_size;
+
+	want_soft_dirty = calloc(nr_pages, 1);
+	if (!want_soft_dirty)
+		fail("out of memory");
+	write_file("/proc/self/clear_refs", "4");
+	for (i = 0; i < nr_pages; i++) {
+		/* PMD-mapped THPs have one soft-dirty bit per PMD. */
+		unsigned long unit = folio_size == PMD_SIZE ? i / folio_pages : i;
+
+		if (every && unit % every == 0) {
+			touch(buf + i * page_size);
+			want_soft_dirty[i] = 1;
+		}
+	}
+	/* The mTHPs are still whole: a write fault reuses the page in place. */
+	check_folios(buf, nr_pages, folio_pages, "after clear_refs and the writes");
+	check_soft_dirty("before the moves");
+	read_pagemap(before);
+	move_and_check(before, MPOL_MF_MOVE, 0);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t *before;
 	const char *mode;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s NAME FOLIO_KB NR_FOLIOS private|fork|mprotect|softdirty|mlock\n",
+		fprintf(stderr, "usage: %s NAME FOLIO_KB NR_FOLIOS private|fork|mprotect|softdirty|softdirty_none|softdirty_quarter|softdirty_whole|mlock\n",
 			argv[0]);
 		return 2;
 	}
@@ -290,6 +372,12 @@ int main(int argc, char **argv)
 		run_mprotect(before);
 	} else if (!strcmp(mode, "softdirty")) {
 		run_softdirty(before);
+	} else if (!strcmp(mode, "softdirty_none")) {
+		run_softdirty_set(before, 0);
+	} else if (!strcmp(mode, "softdirty_quarter")) {
+		run_softdirty_set(before, 4);
+	} else if (!strcmp(mode, "softdirty_whole")) {
+		run_softdirty_set(before, 1);
 	} else if (!strcmp(mode, "mlock")) {
 		if (mlock(buf, len))
 			fail("mlock: %s", strerror(errno));

@@ -1,10 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shell helpers of the guest tests of the copy offload (offload_test.sh,
-# dcbm_test.sh, mtcopy_test.sh): sourced, not run.
+# dcbm_test.sh, mtcopy_test.sh, hugetlb.sh, bdev_migrate.sh, ...): sourced,
+# not run.
 
 pass() { echo "GUEST-TEST: PASS $1"; }
 fail() { echo "GUEST-TEST: FAIL $1: $2"; }
+
+# guest_run PROGRAM NAME [ARGS...]: run a test program that prints its own
+# result line for NAME; if it dies without a FAIL line (a crash, a usage
+# error), that is a failure of NAME, as init counts it for a list line.
+guest_run() {
+	_out=$("$@" 2>&1)
+	_rc=$?
+	echo "$_out"
+	[ $_rc -eq 0 ] || echo "$_out" | grep -q "^GUEST-TEST: FAIL" ||
+		fail "$2" "$1 exited with status $_rc"
+}
 
 # check NAME: run the rest as a command; PASS if it succeeds.
 check() {
@@ -78,13 +90,13 @@ migrator_load() {
 	return 1
 }
 
-# migrator_unload NAME: unregister and unload what migrator_load loaded.
+# migrator_unload NAME: unload what migrator_load loaded (unloading a
+# migrator unregisters it).
 migrator_unload() {
 	case $1 in
-	test) echo 0 >/sys/module/migrate_offload_test_migrator/parameters/registered &&
-		rmmod migrate_offload_test_migrator ;;
-	dcbm) echo 0 >/sys/kernel/debug/dcbm/registered && rmmod dcbm && rmmod swdma ;;
-	mtcopy) echo 0 >/sys/kernel/debug/mtcopy/registered && rmmod mtcopy ;;
+	test) rmmod migrate_offload_test_migrator ;;
+	dcbm) rmmod dcbm && rmmod swdma ;;
+	mtcopy) rmmod mtcopy ;;
 	*) false ;;
 	esac || fail "${TEST_PREFIX}_$1_unload" "unloading $1 failed"
 }

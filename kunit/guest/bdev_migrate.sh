@@ -1,0 +1,49 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The page cache of a block device (brd's /dev/ram0: def_blk_aops, buffer
+# heads, buffer_migrate_folio_norefs()) moved from node 0 to node 1 while
+# another process keeps writing to it (bdev_migrate_test, B2 of the v1
+# review): no write may be lost, and no folio with buffer heads may be
+# copied by a migrator, only by the core after the callback's buffer
+# checks. Run with no migrator, then with the test migrator, which must
+# first be shown to copy anonymous folios (so that "copied nothing" means
+# something). NUMA balancing and proactive compaction are off meanwhile:
+# neither may move the pages or count migrations under the test.
+TEST_PREFIX=bdev_migrate
+. /tests/testlib.sh
+
+NUMA=/proc/sys/kernel/numa_balancing
+PROACTIVE=/proc/sys/vm/compaction_proactiveness
+DEV=/dev/ram0
+
+if ! insmod /tests/brd.ko rd_nr=1 rd_size=65536; then
+	fail bdev_migrate_brd_load "insmod /tests/brd.ko rd_nr=1 rd_size=65536 failed (the test kernel has CONFIG_BLK_DEV_RAM=m)"
+	exit 0
+fi
+n=0
+while [ ! -b $DEV ] && [ $n -lt 50 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+
+numa=$(cat $NUMA 2>/dev/null)
+proactive=$(cat $PROACTIVE 2>/dev/null)
+[ -z "$numa" ] || echo 0 >$NUMA
+[ -z "$proactive" ] || echo 0 >$PROACTIVE
+
+if [ -b $DEV ]; then
+	guest_run bdev_migrate_test bdev_migrate_no_migrator $DEV none
+	if migrator_load test; then
+		guest_run move_pages_test bdev_migrate_migrator_copies 4 4096 all
+		guest_run bdev_migrate_test bdev_migrate_test_migrator $DEV test
+		migrator_unload test
+	fi
+else
+	fail bdev_migrate_brd_load "brd loaded, but $DEV did not appear"
+fi
+
+[ -z "$numa" ] || echo "$numa" >$NUMA
+[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+check bdev_migrate_brd_unload rmmod brd
+exit 0
