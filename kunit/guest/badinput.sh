@@ -71,7 +71,7 @@ registered() {
 }
 
 # The core's sysfs and debugfs controls.
-sweep badinput_reasons $CTL reasons -1 12abc "all bogus" "demotion,compaction"
+sweep badinput_reasons $CTL reasons -1 12abc "all bogus" "demotion,bogus" "none all"
 sweep badinput_min_batch_bytes $CTL min_batch_bytes 12abc -1 "1 2" 0x
 bad_ro() { if echo x >"$1" 2>/dev/null; then echo "$1 took a write"; return 1; fi; }
 check badinput_migrator_ro bad_ro $CTL/migrator

@@ -41,8 +41,13 @@ if ! insmod /tests/swdma.ko nr_channels=4; then
 fi
 # The default policy first: full batches of the default size (2 MiB) only.
 if insmod /tests/dcbm.ko; then
-	check dcbm_default_min_batch_bytes expect_file $CTL/min_batch_bytes 2097152
+	check dcbm_default_min_batch_bytes expect_file $CTL/min_batch_bytes auto
 	move_pages_test dcbm_default_2048k 2048 "$TOTAL_KB" all
+	# The administrator's minimum overrides dcbm's, and "auto" gives it back.
+	echo 4194304 >$CTL/min_batch_bytes
+	move_pages_test dcbm_admin_min_batch_2048k 2048 "$TOTAL_KB" none
+	echo auto >$CTL/min_batch_bytes
+	move_pages_test dcbm_default_again_2048k 2048 "$TOTAL_KB" all
 	echo 0 >$D/registered
 	rmmod dcbm || fail dcbm_default_unload "rmmod failed"
 else

@@ -25,7 +25,7 @@ if ! insmod /tests/mtcopy.ko nr_threads=1 min_batch_bytes=0; then
 	exit 1
 fi
 check mtcopy_registered expect_file $CTL/migrator mtcopy
-check mtcopy_min_batch_bytes_param expect_file $CTL/min_batch_bytes 0
+check mtcopy_min_batch_bytes_auto expect_file $CTL/min_batch_bytes auto
 
 for threads in 1 2 4; do
 	echo $threads >$M/nr_threads
@@ -68,7 +68,7 @@ check mtcopy_unload_under_load unload_under_load
 # serial copy; batches of 8 MiB (debugfs batch_max_pages) go to the threads.
 BMP=/sys/kernel/debug/migrate/batch_max_pages
 if insmod /tests/mtcopy.ko; then
-	check mtcopy_default_min_batch_bytes expect_file $CTL/min_batch_bytes 4194304
+	check mtcopy_default_min_batch_bytes expect_file $CTL/min_batch_bytes auto
 	check mtcopy_default_threads expect_file $M/nr_threads 2
 	move_pages_test mtcopy_default_2048k 2048 "$TOTAL_KB" none
 	move_pages_test mtcopy_default_4k 4 "$TOTAL_KB" none

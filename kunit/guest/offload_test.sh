@@ -23,13 +23,27 @@ run_sizes() {
 	done
 }
 
-if ! insmod /tests/$MOD.ko; then
-	fail offload_load "insmod $MOD failed"
-	exit 1
-fi
+DEFAULT_REASONS="compaction memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
+check offload_sysfs_reasons_default expect_file $CTL/reasons "$DEFAULT_REASONS"
+check offload_sysfs_min_batch_bytes_default expect_file $CTL/min_batch_bytes auto
+
+# The policy is the administrator's: set with no migrator registered, it
+# holds when one registers (and, at the end, after it has gone).
+policy_before_load() {
+	echo "demotion syscall_or_cpuset" >$CTL/reasons || return 1
+	echo 4194304 >$CTL/min_batch_bytes || return 1
+	insmod /tests/$MOD.ko || { echo "insmod $MOD failed"; return 1; }
+	expect_file $CTL/reasons "syscall_or_cpuset demotion" || return 1
+	expect_file $CTL/min_batch_bytes 4194304
+}
+check offload_policy_before_load policy_before_load
+grep -q "^$MOD " /proc/modules || { fail offload_load "$MOD is not loaded"; exit 1; }
+# 2 MiB batches, below the administrator's minimum: nothing offloaded.
+move_pages_test offload_admin_min_batch_2048k 2048 "$TOTAL_KB" none
+echo auto >$CTL/min_batch_bytes
+move_pages_test offload_admin_reasons_2048k 2048 "$TOTAL_KB" all
+echo "$DEFAULT_REASONS" >$CTL/reasons
 check offload_sysfs_migrator expect_file $CTL/migrator test
-check offload_sysfs_reasons_default expect_file $CTL/reasons \
-	"compaction memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
 # memory_failure is supported, but only offloaded when asked for.
 echo "memory_failure demotion" >$CTL/reasons
 check offload_sysfs_reasons_memory_failure expect_file $CTL/reasons "memory_failure demotion"
@@ -66,6 +80,8 @@ check offload_sysfs_reasons_unknown bad_write $CTL reasons "demotion bogus" "$al
 check offload_sysfs_reasons_empty bad_write $CTL reasons "" "$all_reasons"
 check offload_sysfs_reasons_mixed bad_write $CTL reasons "all demotion" "$all_reasons"
 check offload_sysfs_min_batch_bytes_bad bad_write $CTL min_batch_bytes "12abc" 0
+check offload_sysfs_min_batch_bytes_max bad_write $CTL min_batch_bytes 18446744073709551615 0
+echo auto >$CTL/min_batch_bytes
 check offload_sysfs_migrator_ro bad_write $CTL migrator "other" test
 
 # Registration does not pin the module: it unloads while another process
@@ -83,28 +99,41 @@ unload_under_load() {
 check offload_unload_under_load unload_under_load
 # With no migrator, no batch is offloaded.
 move_pages_test offload_unloaded_2048k 2048 "$TOTAL_KB" none
+# The administrator's settings outlive the migrator.
+echo demotion >$CTL/reasons
+echo 65536 >$CTL/min_batch_bytes
+if insmod /tests/$MOD.ko; then
+	rmmod $MOD
+	check offload_policy_after_unload expect_file $CTL/reasons demotion
+	check offload_min_batch_after_unload expect_file $CTL/min_batch_bytes 65536
+else
+	fail offload_policy_reload "insmod $MOD failed"
+fi
+echo "$DEFAULT_REASONS" >$CTL/reasons
+echo auto >$CTL/min_batch_bytes
 
 # Two migrators ("test" and "test_b") registered in turn, as fast as the
-# grace periods allow, while two processes migrate through them: every copy
-# must be handed its own migrator and every byte must arrive. Then the
-# module goes in the middle of it all.
+# grace periods allow, while a process keeps migrating through them: every
+# copy must be handed its own migrator and every byte must arrive. Then the
+# module goes in the middle of it. (One migrating process: move_pages_test
+# checks pgmigrate_success exactly, which a second one would disturb.)
 flip_under_load() {
 	insmod /tests/$MOD.ko flip=1 || { echo "insmod flip=1 failed"; return 1; }
-	loop_start flip_loop
 	end=$(($(date +%s) + 10))
 	while [ "$(date +%s)" -lt "$end" ]; do
-		out=$(move_pages_test offload_flip_64k 64 4096 2>&1) ||
-			{ echo "$out"; loop_abort; rmmod $MOD; return 1; }
+		out=$(move_pages_test offload_flip_4k 4 4096 2>&1) ||
+			{ echo "$out"; rmmod $MOD; return 1; }
 	done
 	flips=$(cat $PARAMS/flips)
 	wrong=$(cat $PARAMS/wrong_migrator)
 	copied=$(cat $PARAMS/copied)
+	loop_start flip_unload_loop
+	sleep 1
 	rmmod $MOD || { echo "rmmod failed while migrations ran"; loop_abort; return 1; }
 	loop_stop || return 1
 	expect_file $CTL/migrator none || return 1
 	[ "$wrong" = 0 ] || { echo "$wrong copies were handed another migrator"; return 1; }
 	[ "$flips" -ge 20 ] || { echo "only $flips registrations in 10 s"; return 1; }
 	[ "$copied" -gt 0 ] || { echo "no folio copied through the flipping migrators"; return 1; }
-	echo "flips=$flips copied=$copied"
 }
 check offload_flip_under_load flip_under_load

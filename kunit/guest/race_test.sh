@@ -38,6 +38,7 @@ while kill -0 $sp 2>/dev/null; do
 	w all $CTL/reasons
 	w 4194304 $CTL/min_batch_bytes
 	w 0 $CTL/min_batch_bytes
+	w auto $CTL/min_batch_bytes
 	if insmod /tests/mtcopy.ko min_batch_bytes=0 2>/dev/null; then
 		[ -n "$err" ] || err="mtcopy loaded while dcbm was registered"
 		echo 0 >$D/mtcopy/registered
