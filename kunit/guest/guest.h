@@ -74,22 +74,29 @@ static inline long move_pages(unsigned long count, void **pages,
 	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
 }
 
-static inline unsigned long vmstat(const char *key)
+/* The number after "@key@sep" on a line of @path (/proc/vmstat, meminfo). */
+static inline unsigned long proc_value(const char *path, const char *key,
+				       char sep)
 {
 	char line[256];
 	size_t len = strlen(key);
-	FILE *f = fopen("/proc/vmstat", "r");
+	FILE *f = fopen(path, "r");
 
 	if (!f)
-		fail("open /proc/vmstat: %s", strerror(errno));
+		fail("open %s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, len) && line[len] == ' ') {
+		if (!strncmp(line, key, len) && line[len] == sep) {
 			fclose(f);
 			return strtoul(line + len + 1, NULL, 10);
 		}
 	}
 	fclose(f);
-	fail("no %s in /proc/vmstat", key);
+	fail("no %s in %s", key, path);
+}
+
+static inline unsigned long vmstat(const char *key)
+{
+	return proc_value("/proc/vmstat", key, ' ');
 }
 
 static inline int try_write_file(const char *path, const char *val)
@@ -266,6 +273,27 @@ static inline uint64_t read_u64_at(int fd, uint64_t index, const char *what)
 }
 
 /*
+ * The kpageflags of page @i from @addr, through the open @pagemap and
+ * @kpageflags files, and its pfn in @pfn if not NULL; the page must be
+ * present.
+ */
+static inline uint64_t page_kpageflags(int pagemap, int kpageflags, char *addr,
+				       unsigned long i, uint64_t *pfn,
+				       const char *when)
+{
+	uint64_t pme = read_u64_at(pagemap,
+				   (uintptr_t)(addr + i * page_size) / page_size,
+				   "pagemap");
+
+	if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
+		fail("%s: page %lu not present (pagemap %#llx)", when, i,
+		     (unsigned long long)pme);
+	if (pfn)
+		*pfn = pme & PM_PFN_MASK;
+	return read_u64_at(kpageflags, pme & PM_PFN_MASK, "kpageflags");
+}
+
+/*
  * The /proc/kpageflags word of each of the @nr_pages pages from @addr, into
  * @flags; every page must be present.
  */
@@ -278,16 +306,8 @@ static inline void read_kpageflags(char *addr, unsigned long nr_pages,
 
 	if (pagemap < 0 || kpageflags < 0)
 		fail("open pagemap/kpageflags: %s", strerror(errno));
-	for (i = 0; i < nr_pages; i++) {
-		uint64_t pme = read_u64_at(pagemap,
-					   (uintptr_t)(addr + i * page_size) / page_size,
-					   "pagemap");
-
-		if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
-			fail("%s: page %lu not present (pagemap %#llx)", when, i,
-			     (unsigned long long)pme);
-		flags[i] = read_u64_at(kpageflags, pme & PM_PFN_MASK, "kpageflags");
-	}
+	for (i = 0; i < nr_pages; i++)
+		flags[i] = page_kpageflags(pagemap, kpageflags, addr, i, NULL, when);
 	close(pagemap);
 	close(kpageflags);
 }
@@ -309,15 +329,7 @@ static inline void check_folios(char *addr, unsigned long nr_pages,
 	if (pagemap < 0 || kpageflags < 0)
 		fail("open pagemap/kpageflags: %s", strerror(errno));
 	for (i = 0; i < nr_pages; i++) {
-		uint64_t pme = read_u64_at(pagemap,
-					   (uintptr_t)(addr + i * page_size) / page_size,
-					   "pagemap");
-
-		if (!(pme & PM_PRESENT) || !(pme & PM_PFN_MASK))
-			fail("%s: page %lu not present (pagemap %#llx)", when, i,
-			     (unsigned long long)pme);
-		pfn = pme & PM_PFN_MASK;
-		flags = read_u64_at(kpageflags, pfn, "kpageflags");
+		flags = page_kpageflags(pagemap, kpageflags, addr, i, &pfn, when);
 		head = !!(flags & (1ULL << KPF_COMPOUND_HEAD));
 		tail = !!(flags & (1ULL << KPF_COMPOUND_TAIL));
 		j = i % folio_pages;

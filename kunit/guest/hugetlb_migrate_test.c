@@ -64,20 +64,7 @@ static int restored;
 
 static unsigned long meminfo(const char *key)
 {
-	char line[256];
-	size_t klen = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		fail("open /proc/meminfo: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			fclose(f);
-			return strtoul(line + klen + 1, NULL, 10);
-		}
-	}
-	fclose(f);
-	fail("no %s in /proc/meminfo", key);
+	return proc_value("/proc/meminfo", key, ':');
 }
 
 static void node_path(char *path, size_t size, int node, const char *file)
