@@ -8,9 +8,24 @@
 # the vmstat offload counters and dcbm's own counters matched. Then injected
 # faults (failed descriptors, out-of-order completions, completions later
 # than dcbm waits): the data is intact, the failures and the CPU fallback
-# are counted. After every phase no DMA mapping of swdma's device is left
-# (DMA API debugging) and none was misused (its error count stays 0). Then bad control writes, and
-# unloading both modules while another process migrates.
+# are counted. The same moves with the engine starting descriptors at
+# tx_submit(), completing them inside it, or completing them in hard-irq
+# context (swdma's "start"). After every phase no DMA mapping of swdma's
+# device is left (DMA API debugging) and none was misused (its error count
+# stays 0). Then bad control writes, and unloading both modules while
+# another process migrates.
+#
+#   dcbm_test.sh [START]
+#
+# START is swdma's "start" mode for the whole run (issue, the default,
+# submit, sync or irq); test names carry it (dcbm_submit_...), except in
+# the default mode. The modes checks and the slow tx_submit() case run in
+# the default mode; in sync mode, where every descriptor completes inside
+# tx_submit(), nothing can be late or reordered, so those phases are left
+# out.
+START=${1:-issue}
+P=dcbm
+[ "$START" = issue ] || P=dcbm_$START
 D=/sys/kernel/debug/dcbm
 S=/sys/kernel/debug/swdma
 DMA_API=/sys/kernel/debug/dma-api
@@ -36,37 +51,42 @@ grew() {
 move_2m() { move_pages_test "$1" 2048 4096 "$2"; }
 
 if ! insmod /tests/swdma.ko nr_channels=4; then
-	fail dcbm_load "insmod swdma failed"
+	fail ${P}_load "insmod swdma failed"
+	exit 1
+fi
+if ! echo "$START" >$S/start; then
+	fail ${P}_start "swdma refused start mode '$START'"
+	rmmod swdma
 	exit 1
 fi
 # The default policy first: full batches of the default size (2 MiB) only.
 if insmod /tests/dcbm.ko; then
-	check dcbm_default_min_batch_bytes expect_file $CTL/min_batch_bytes auto
-	move_pages_test dcbm_default_2048k 2048 "$TOTAL_KB" all
+	check ${P}_default_min_batch_bytes expect_file $CTL/min_batch_bytes auto
+	move_pages_test ${P}_default_2048k 2048 "$TOTAL_KB" all
 	# The administrator's minimum overrides dcbm's, and "auto" gives it back.
 	echo 4194304 >$CTL/min_batch_bytes
-	move_pages_test dcbm_admin_min_batch_2048k 2048 "$TOTAL_KB" none
+	move_pages_test ${P}_admin_min_batch_2048k 2048 "$TOTAL_KB" none
 	echo auto >$CTL/min_batch_bytes
-	move_pages_test dcbm_default_again_2048k 2048 "$TOTAL_KB" all
+	move_pages_test ${P}_default_again_2048k 2048 "$TOTAL_KB" all
 	echo 0 >$D/registered
-	rmmod dcbm || fail dcbm_default_unload "rmmod failed"
+	rmmod dcbm || fail ${P}_default_unload "rmmod failed"
 else
-	fail dcbm_default_load "insmod dcbm failed"
+	fail ${P}_default_load "insmod dcbm failed"
 fi
 # Every batch offloaded, whatever its size, for the coverage of these tests.
 if ! insmod /tests/dcbm.ko nr_dma_chan=1 min_batch_bytes=0; then
-	fail dcbm_load "insmod dcbm failed"
+	fail ${P}_load "insmod dcbm failed"
 	rmmod swdma
 	exit 1
 fi
-check dcbm_registered expect_file $CTL/migrator dcbm
-check dcbm_channels_at_load expect_file $D/nr_dma_chan 1
-[ -r $DMA_API/dump ] || fail dcbm_dma_api_debug "no $DMA_API/dump: DMA API debugging is off"
+check ${P}_registered expect_file $CTL/migrator dcbm
+check ${P}_channels_at_load expect_file $D/nr_dma_chan 1
+[ -r $DMA_API/dump ] || fail ${P}_dma_api_debug "no $DMA_API/dump: DMA API debugging is off"
 
 # Every size with every channel count, with memcpy_sg and with memcpy.
 for chans in 1 2 4; do
 	echo $chans >$D/nr_dma_chan
-	check "dcbm_channels_set_$chans" expect_file $D/nr_dma_chan $chans
+	check "${P}_channels_set_$chans" expect_file $D/nr_dma_chan $chans
 	for mode in sg memcpy; do
 		if [ $mode = sg ]; then echo 1 >$D/use_sg; else echo 0 >$D/use_sg; fi
 		sg0=$(stat $D/stats sg_descriptors)
@@ -76,13 +96,13 @@ for chans in 1 2 4; do
 		s0=$(stat $D/stats setup_ns)
 		w0=$(stat $D/stats wait_ns)
 		for kb in $SIZES; do
-			move_pages_test "dcbm_${chans}ch_${mode}_${kb}k" "$kb" "$TOTAL_KB" all
+			move_pages_test "${P}_${chans}ch_${mode}_${kb}k" "$kb" "$TOTAL_KB" all
 		done
 		# dcbm copied every folio (vmstat says so per run; its own count
 		# must agree), with the descriptors of the mode.
 		want=0
 		for kb in $SIZES; do want=$((want + TOTAL_KB / kb)); done
-		check "dcbm_${chans}ch_${mode}_counters" sh -c "
+		check "${P}_${chans}ch_${mode}_counters" sh -c "
 			f=\$(awk '\$1 == \"folios\" { print \$2 }' $D/stats)
 			[ \$((f - $f0)) -eq $want ] || { echo \"dcbm copied \$((f - $f0)) folios, want $want\"; exit 1; }
 			if [ $mode = sg ]; then k=sg_descriptors; b=$sg0; o=descriptors; ob=$d0
@@ -99,75 +119,114 @@ for chans in 1 2 4; do
 			"wait_us_per_batch=$((($(stat $D/stats wait_ns) - w0) / b / 1000))"
 	done
 done
-check dcbm_no_leaked_mappings no_leaked_mappings
+check ${P}_no_leaked_mappings no_leaked_mappings
 echo 1 >$D/use_sg
+
+if [ "$START" = issue ]; then
+	# When the engine runs a descriptor, as real engines differ: from
+	# tx_submit() without waiting for issue_pending() (idxd), inside tx_submit()
+	# with the callback, and completed in hard-irq context. A descriptor can
+	# complete before dcbm submitted the next one; the copy must still wait for
+	# every descriptor of the batch (the bytes are compared after each move).
+	check ${P}_start_default expect_file $S/start "[issue] submit sync irq"
+	check ${P}_bad_start bad_write $S start idxd "[issue] submit sync irq"
+	for start in submit sync irq; do
+		echo $start >$S/start
+		check "${P}_start_${start}_set" expect_file $S/start "$(echo "issue submit sync irq" | sed "s/$start/[$start]/")"
+		for mode in sg memcpy; do
+			if [ $mode = sg ]; then echo 1 >$D/use_sg; else echo 0 >$D/use_sg; fi
+			for kb in 4 64 2048; do
+				move_pages_test "${P}_start_${start}_${mode}_${kb}k" "$kb" "$TOTAL_KB" all
+			done
+		done
+	done
+	# From tx_submit(), the first descriptor at once and each one queued behind
+	# it 2 ms later: the first completes while dcbm still submits the others,
+	# which complete long after, one by one.
+	echo submit >$S/start
+	echo 2 >$S/delay_ms
+	echo 0 >$D/use_sg
+	move_pages_test ${P}_start_submit_slow_2048k 2048 "$TOTAL_KB" all
+	move_pages_test ${P}_start_submit_slow_64k 64 "$TOTAL_KB" all
+	echo 0 >$S/delay_ms
+	echo issue >$S/start
+	echo 1 >$D/use_sg
+	check ${P}_start_no_leaked_mappings no_leaked_mappings
+fi
 
 # Every descriptor fails: dcbm fails each batch, the CPU copies it all.
 fails=$(stat $D/stats failures)
 swfail=$(stat $S/stats failed)
 echo 1 >$S/fail_every
 for kb in 4 64 2048; do
-	move_pages_test "dcbm_fail_every_${kb}k" "$kb" "$TOTAL_KB" fallback
+	move_pages_test "${P}_fail_every_${kb}k" "$kb" "$TOTAL_KB" fallback
 done
 echo 0 >$S/fail_every
-check dcbm_fail_counted grew $D/stats failures "$fails"
-check dcbm_fail_engine_counted grew $S/stats failed "$swfail"
-check dcbm_fail_no_leaked_mappings no_leaked_mappings
+check ${P}_fail_counted grew $D/stats failures "$fails"
+check ${P}_fail_engine_counted grew $S/stats failed "$swfail"
+check ${P}_fail_no_leaked_mappings no_leaked_mappings
 
 # One descriptor fails: that batch falls back, the others are copied.
 echo 0 >$D/use_sg
 echo 5 >$S/fail_nth
-move_pages_test dcbm_fail_nth_64k 64 "$TOTAL_KB" mixed
-check dcbm_fail_nth_consumed expect_file $S/fail_nth 0
+move_pages_test ${P}_fail_nth_64k 64 "$TOTAL_KB" mixed
+check ${P}_fail_nth_consumed expect_file $S/fail_nth 0
 echo 1 >$D/use_sg
-check dcbm_fail_nth_no_leaked_mappings no_leaked_mappings
+check ${P}_fail_nth_no_leaked_mappings no_leaked_mappings
 
-# Newest descriptor first: one memcpy descriptor per segment, completed out
-# of order, still copies everything.
-echo 0 >$D/use_sg
-reordered=$(stat $S/stats reversed)
-echo 1 >$S/reverse
-for kb in 4 64 2048; do
-	move_pages_test "dcbm_out_of_order_${kb}k" "$kb" "$TOTAL_KB" all
-done
-echo 0 >$S/reverse
-echo 1 >$D/use_sg
-check dcbm_out_of_order_happened grew $S/stats reversed "$reordered"
+if [ "$START" != sync ]; then
+	# Newest descriptor first: one memcpy descriptor per segment, completed out
+	# of order, still copies everything.
+	echo 0 >$D/use_sg
+	reordered=$(stat $S/stats reversed)
+	echo 1 >$S/reverse
+	for kb in 4 64 2048; do
+		move_pages_test "${P}_out_of_order_${kb}k" "$kb" "$TOTAL_KB" all
+	done
+	echo 0 >$S/reverse
+	echo 1 >$D/use_sg
+	check ${P}_out_of_order_happened grew $S/stats reversed "$reordered"
 
-# Completions later than dcbm waits: each batch is terminated and the CPU
-# copies it; nothing of it may land afterwards (the bytes are checked).
-timeouts=$(stat $D/stats timeouts)
-echo 50 >$D/timeout_ms
-echo 300 >$S/delay_ms
-move_2m dcbm_timeout_2048k fallback
-move_pages_test dcbm_timeout_64k 64 2048 fallback
-echo 0 >$S/delay_ms
-echo 10000 >$D/timeout_ms
-check dcbm_timeout_counted grew $D/stats timeouts "$timeouts"
-check dcbm_timeout_no_leaked_mappings no_leaked_mappings
-move_2m dcbm_after_faults_2048k all
+	# Completions later than dcbm waits: each batch is terminated and the CPU
+	# copies it; nothing of it may land afterwards (the bytes are checked).
+	# (An idle engine in submit mode finishes a channel's first descriptor
+	# at once: give each channel several, one per segment.)
+	timeouts=$(stat $D/stats timeouts)
+	[ "$START" = submit ] && echo 0 >$D/use_sg
+	echo 50 >$D/timeout_ms
+	echo 300 >$S/delay_ms
+	move_2m ${P}_timeout_2048k fallback
+	move_pages_test ${P}_timeout_64k 64 2048 fallback
+	echo 0 >$S/delay_ms
+	echo 1000 >$D/timeout_ms
+	echo 1 >$D/use_sg
+	check ${P}_timeout_counted grew $D/stats timeouts "$timeouts"
+	check ${P}_timeout_no_leaked_mappings no_leaked_mappings
+	move_2m ${P}_after_faults_2048k all
+fi
 
 # Bad writes fail and change nothing.
-check dcbm_bad_chan_zero bad_write $D nr_dma_chan 0 4
-check dcbm_bad_chan_17 bad_write $D nr_dma_chan 17 4
-check dcbm_bad_chan_negative bad_write $D nr_dma_chan -1 4
-check dcbm_bad_chan_text bad_write $D nr_dma_chan four 4
-check dcbm_bad_chan_empty bad_write $D nr_dma_chan "" 4
-check dcbm_bad_chan_overlong bad_write $D nr_dma_chan 00000000000000000000000000000000004 4
-check dcbm_bad_use_sg bad_write $D use_sg 2 1
-check dcbm_bad_timeout_zero bad_write $D timeout_ms 0 10000
-check dcbm_bad_timeout_overflow bad_write $D timeout_ms 4294967296 10000
-check dcbm_bad_registered bad_write $D registered yes 1
+check ${P}_bad_chan_zero bad_write $D nr_dma_chan 0 4
+check ${P}_bad_chan_17 bad_write $D nr_dma_chan 17 4
+check ${P}_bad_chan_negative bad_write $D nr_dma_chan -1 4
+check ${P}_bad_chan_text bad_write $D nr_dma_chan four 4
+check ${P}_bad_chan_empty bad_write $D nr_dma_chan "" 4
+check ${P}_bad_chan_overlong bad_write $D nr_dma_chan 00000000000000000000000000000000004 4
+check ${P}_bad_use_sg bad_write $D use_sg 2 1
+check ${P}_timeout_default expect_file $D/timeout_ms 1000
+check ${P}_bad_timeout_zero bad_write $D timeout_ms 0 1000
+check ${P}_bad_timeout_overflow bad_write $D timeout_ms 4294967296 1000
+check ${P}_bad_registered bad_write $D registered yes 1
 
 # More channels than the engine has: dcbm holds what it can get.
 echo 8 >$D/nr_dma_chan
-check dcbm_channels_capped expect_file $D/nr_dma_chan 4
+check ${P}_channels_capped expect_file $D/nr_dma_chan 4
 
 # Unloading while another process migrates: the engine cannot go while dcbm
 # holds its channels; dcbm goes at once (unloading unregisters it, after the
 # copies in flight), then the engine.
 unload_under_load() {
-	loop_start dcbm_unload_loop
+	loop_start ${P}_unload_loop
 	sleep 2
 	if rmmod swdma 2>/dev/null; then echo "swdma unloaded under dcbm"; loop_abort; return 1; fi
 	rmmod dcbm || { echo "rmmod dcbm failed while migrations ran"; loop_abort; return 1; }
@@ -181,5 +240,5 @@ unload_under_load() {
 	loop_stop || return 1
 	no_leaked_mappings
 }
-check dcbm_unload_under_load unload_under_load
-move_pages_test dcbm_unloaded_2048k 2048 "$TOTAL_KB" none
+check ${P}_unload_under_load unload_under_load
+move_pages_test ${P}_unloaded_2048k 2048 "$TOTAL_KB" none
