@@ -17,7 +17,8 @@ set -euo pipefail
 GUEST_DIR=$LOG_DIR/guest
 # tools/testing/selftests/mm programs run in the guest
 # (kunit/guest/mm_selftests.sh).
-MM_SELFTESTS=(migration rmap mkdirty cow)
+# (split_huge_page_test is built for kunit/guest/list-split only.)
+MM_SELFTESTS=(migration rmap mkdirty cow split_huge_page_test)
 # The debug kernel runs several times slower under TCG (its pressure tests
 # alone take ~16 min, the whole guest list more than 45 min).
 if [ "${TEST_DEBUG:-0}" = 1 ]; then
@@ -38,10 +39,14 @@ failures=()
 skips=()
 
 # Boot the test kernel on the NUMA machine of kunit/qemu-numa.args (TCG).
+# TEST_KERNEL=bzImage (development, with NO_BUILD=1 GUEST_LIST=...) boots
+# another kernel with the same tests, e.g. Linux 7.3.4 from make bench's
+# build/base, to compare a test's outcome with vanilla's.
 boot() {
 	local log=$1 cmdline=$2
 	shift 2
-	qemu_boot "$KUNIT_BUILD/arch/x86/boot/bzImage" "$log" "$BOOT_TIMEOUT" "$cmdline" "$@"
+	qemu_boot "${TEST_KERNEL:-$KUNIT_BUILD/arch/x86/boot/bzImage}" "$log" "$BOOT_TIMEOUT" \
+		"$cmdline" "$@"
 }
 
 # kernel_log NAME LOG: one more check, passed if the console log of the boot

@@ -23,7 +23,7 @@ run_sizes() {
 	done
 }
 
-DEFAULT_REASONS="compaction memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
+DEFAULT_REASONS="compaction memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced longterm_pin demotion damon"
 check offload_sysfs_reasons_default expect_file $CTL/reasons "$DEFAULT_REASONS"
 check offload_sysfs_min_batch_bytes_default expect_file $CTL/min_batch_bytes auto
 
