@@ -9,6 +9,10 @@
 # Hidden symbols that only later patches select (FORCE) get a temporary
 # prompt and are turned on, so that their code is compiled in every prefix
 # that has it.
+# Objects under another architecture's arch/ directory are compiled for that
+# architecture (its defconfig with FORCE on, clang cross-compiling) at the
+# patch that touches them and at the end of the series: the test config is
+# x86_64 and cannot build them.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -20,6 +24,29 @@ export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NO
 worktree "$SRC"
 mkdir -p "$OUT"
 
+# check_arch ARCH N SUBJECT: the series' C objects under arch/ARCH/ compile
+# with W=1 and no warning in ARCH's defconfig (FORCE symbols on).
+check_arch() {
+	local a=$1 out aobjs
+	mkdir -p "$OUT-$a"
+	make -s -C "$SRC" O="$OUT-$a" ARCH="$a" "${MAKE_LLVM[@]}" \
+		CC="ccache clang$LLVM_SUFFIX" defconfig >/dev/null 2>&1
+	force_config "$OUT-$a/.config" "$OUT-$a/.config.forced"
+	mv "$OUT-$a/.config.forced" "$OUT-$a/.config"
+	make -s -C "$SRC" O="$OUT-$a" ARCH="$a" "${MAKE_LLVM[@]}" \
+		CC="ccache clang$LLVM_SUFFIX" olddefconfig >/dev/null 2>&1
+	mapfile -t aobjs < <(git -C "$SRC" diff --name-only base HEAD -- "arch/$a/*.c" |
+		sed 's/\.c$/.o/')
+	if ! out=$(make -s -C "$SRC" O="$OUT-$a" ARCH="$a" "${MAKE_LLVM[@]}" \
+			CC="ccache clang$LLVM_SUFFIX" W=1 -j"$(nproc)" "${aobjs[@]}" 2>&1 >/dev/null) ||
+	   grep -q 'warning:' <<<"${out:-}"; then
+		printf 'prefix %d (%s) does not compile cleanly for %s:\n%s\n' "$2" "$3" "$a" "${out:-}"
+		return 1
+	fi
+	say "prefix $2: arch/$a objects compiled (${aobjs[*]})"
+}
+
+last=$(git -C "$LINUX_DIR" rev-parse HEAD)
 bad=0 n=0
 while read -r c; do
 	n=$((n + 1))
@@ -34,7 +61,10 @@ while read -r c; do
 	# rust/helpers/*.c are not objects of their own: helpers.c includes
 	# them, and the Rust step below compiles it.
 	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' |
-		grep -v '^rust/helpers/' | sed 's/\.c$/.o/')
+		grep -v '^rust/helpers/' | grep -v '^arch/' | sed 's/\.c$/.o/')
+	mapfile -t xobjs < <(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
+		grep '^arch/x86/' | sed 's/\.c$/.o/')
+	objs+=("${xobjs[@]}")
 	if [ ${#objs[@]} -gt 0 ] &&
 	   ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 			W=1 -j"$(nproc)" "${objs[@]}" 2>&1 >/dev/null) ||
@@ -54,6 +84,13 @@ while read -r c; do
 			bad=1
 		fi
 	fi
+	for a in $(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
+			cut -d/ -f2 | grep -vx x86 | sort -u); do
+		[ "$c" = "$last" ] ||
+			git -C "$SRC" diff --name-only HEAD~1 HEAD | grep -q "^arch/$a/" ||
+			continue
+		check_arch "$a" "$n" "$subject" || bad=1
+	done
 	git -C "$SRC" checkout -q -- .
 done < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)
 say "prefixes: $n checked"

@@ -1,11 +1,27 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# split_huge_page.sh N: the kernel's split_huge_page_test N times, each run
-# reported by kselftest.sh as mm_split_huge_page.I (kunit/guest/list-split).
+# split_huge_page.sh N [shrink]: the kernel's split_huge_page_test N times,
+# each run reported by kselftest.sh as mm_split_huge_page.I
+# (kunit/guest/list-split). After each run, one line says how many objects
+# the shrinkers scanned during it (vmstat slabs_scanned) and how many THP
+# splits failed: a split of the test's THPs fails when the deferred-split
+# shrinker holds a reference to them at that moment (every new anonymous
+# THP is on the deferred-split queue since Linux 6.12).
+# With "shrink", a second task runs the shrinkers without pause
+# (drop_caches=2) while the test runs, to show that mechanism.
 n=${1:-10}
+vm() { sed -n "s/^$1 //p" /proc/vmstat; }
+if [ "$2" = shrink ]; then
+	(while :; do echo 2 >/proc/sys/vm/drop_caches; done) &
+	shrinker=$!
+fi
 i=1
 while [ "$i" -le "$n" ]; do
+	s0=$(vm slabs_scanned) f0=$(vm thp_split_page_failed)
 	kselftest.sh "mm_split_huge_page.$i" mm_split_huge_page_test
+	s1=$(vm slabs_scanned) f1=$(vm thp_split_page_failed)
+	echo "SPLIT-RUN $i: slabs_scanned +$((s1 - s0)) thp_split_page_failed +$((f1 - f0))"
 	i=$((i + 1))
 done
+[ -z "${shrinker:-}" ] || kill "$shrinker"
