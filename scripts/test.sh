@@ -17,7 +17,6 @@ set -euo pipefail
 GUEST_DIR=$LOG_DIR/guest
 # tools/testing/selftests/mm programs run in the guest
 # (kunit/guest/mm_selftests.sh).
-# (split_huge_page_test is built for kunit/guest/list-split only.)
 MM_SELFTESTS=(migration rmap mkdirty cow split_huge_page_test)
 # The debug kernel runs several times slower under TCG (its pressure tests
 # alone take ~16 min, the whole guest list more than 45 min).

@@ -9,12 +9,19 @@
 # shrinker holds a reference to them at that moment (every new anonymous
 # THP is on the deferred-split queue since Linux 6.12).
 # With "shrink", a second task runs the shrinkers without pause
-# (drop_caches=2) while the test runs, to show that mechanism.
+# (drop_caches=2) while the test runs; with "quiet", khugepaged is held off
+# (one scan every 10 minutes) during the runs.
 n=${1:-10}
 vm() { sed -n "s/^$1 //p" /proc/vmstat; }
 if [ "$2" = shrink ]; then
 	(while :; do echo 2 >/proc/sys/vm/drop_caches; done) &
 	shrinker=$!
+fi
+k=/sys/kernel/mm/transparent_hugepage/khugepaged
+if [ "$2" = quiet ]; then
+	old_scan=$(cat $k/scan_sleep_millisecs) old_alloc=$(cat $k/alloc_sleep_millisecs)
+	echo 600000 >$k/scan_sleep_millisecs
+	echo 600000 >$k/alloc_sleep_millisecs
 fi
 i=1
 while [ "$i" -le "$n" ]; do
@@ -25,3 +32,7 @@ while [ "$i" -le "$n" ]; do
 	i=$((i + 1))
 done
 [ -z "${shrinker:-}" ] || kill "$shrinker"
+if [ "$2" = quiet ]; then
+	echo "$old_scan" >$k/scan_sleep_millisecs
+	echo "$old_alloc" >$k/alloc_sleep_millisecs
+fi
