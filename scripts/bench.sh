@@ -3,13 +3,15 @@
 #
 # make bench: move_pages() throughput by folio size, Linux 7.3.4 against the
 # series in each of its copy configurations (tools-bench/matrix).
-#   1. builds the series' kernel (the test kernel, scripts/build.sh) and the
-#      base kernel (7.3.4, tag 'base', same .config) in build/base, both
-#      through ccache; builds migbench statically for the guest;
-#   2. boots each kernel once in QEMU with two NUMA nodes and runs migbench
-#      for every configuration of the matrix that names that kernel;
-#   3. writes build/bench/report.md, results.json and plot.png, and prints
-#      the table.
+#   1. builds each kernel of tools-bench/kernels (7.3.4, the series without
+#      its rmap batching, the series) with the production configuration of
+#      tools-bench/bench.config, in build/bench-NAME through ccache; builds
+#      migbench statically for the guest;
+#   2. boots each kernel once per round (alternating, after waiting for an
+#      idle host) in QEMU with two NUMA nodes and runs migbench for every
+#      configuration of the matrix that names that kernel;
+#   3. writes build/bench/report.md, results.json, plot.png and latency.png,
+#      and prints the tables.
 # BENCH_FULL=1 measures more memory, more runs and call latencies;
 # BENCH_MATRIX=FILE measures another matrix (tools-bench/matrix-policy: the
 # offload policy); BENCH_ONLY=label,label runs only those lines of it (and
@@ -24,15 +26,27 @@ export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
 export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 
 # Each round boots every kernel once, alternating, so that slow phases of
-# the host hit all configurations alike; the report pools the rounds.
-BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2"
+# the host hit all configurations alike; the report pools the rounds. Every
+# measurement moves fresh memory; the first move of each size in a boot is a
+# warm-up and is not counted.
+BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2 --warmup 1"
+# The sweeps (tools-bench/matrix): folios per call at 2M, and batch_max_pages.
+BENCH_COUNTS=1,8,32,64,256,512,2048
+BENCH_BATCHES=1,8,64,512,2048,8192
 if [ "${BENCH_FULL:-0}" = 1 ]; then
-	BENCH_ARGS+=" --total 512M --iterations 5 --latency 1,16,256"
+	BENCH_ARGS+=" --total 512M --iterations 6 --latency 1,16,256"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-4}
 else
 	BENCH_ARGS+=" --total 128M --iterations 4"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 fi
+# The ratios the report adds to those against vanilla (pairs of matrix
+# labels; a pair with a label this run does not measure is left out).
+BENCH_COMPARE="cpu-batch:no-migrator no-migrator:no-migrator-no-rmap
+	no-migrator-aged:no-migrator vanilla-aged:vanilla mtcopy-2t:no-migrator
+	mtcopy-2t-all:no-migrator dcbm-swdma-2ch:no-migrator"
+# The benchmark guest: two nodes of 6 GiB (the count sweep moves 4 GiB).
+export QEMU_ARGS=$TOP/tools-bench/qemu-bench.args
 
 # The revision of linux/ a line of tools-bench/kernels names.
 kernel_rev() {
@@ -49,33 +63,45 @@ kernel_rev() {
 	esac
 }
 
-# build_kernel NAME REV: REV of linux/ with the test kernel's .config, in
-# build/NAME from a worktree in build/NAME-src; 'series' is the test kernel.
+# The configuration every bench kernel is built with: x86_64_defconfig and
+# tools-bench/bench.config (a production build, no debug options).
+BENCH_CONFIG=$TOP/tools-bench/bench.config
+# Options the measured kernels must not have (they slow the paths the series
+# changes), and options they need.
+BENCH_FORBIDDEN=(DEBUG_VM DMA_API_DEBUG KASAN PROVE_LOCKING DEBUG_LOCK_ALLOC
+	DEBUG_PAGEALLOC PAGE_OWNER KUNIT KCSAN KMSAN UBSAN DEBUG_OBJECTS)
+BENCH_REQUIRED=(NUMA X86_64_ACPI_NUMA MIGRATION TRANSPARENT_HUGEPAGE DEBUG_FS)
+
+# build_kernel NAME REV: REV of linux/ with the bench configuration, in
+# build/bench-NAME, from one worktree (build/bench-src) that each build
+# checks out in turn, so that ccache serves the files the kernels share.
 build_kernel() {
-	local name=$1 rev=$2 src=$BUILD_DIR/$1-src out=$BUILD_DIR/$1
-	if [ "$name" = series ]; then
-		bzimage[$name]=$KUNIT_BUILD/arch/x86/boot/bzImage
-		modules[$name]=$KUNIT_BUILD
-		return
-	fi
-	say "bench: the $name kernel ($rev) in ${out#"$TOP"/} (log: build/$name-build.log)"
+	local name=$1 rev=$2 src=$BUILD_DIR/bench-src out=$BUILD_DIR/bench-$1 o
+	say "bench: the $name kernel ($rev) in ${out#"$TOP"/} (log: build/bench-$name-build.log)"
 	if [ ! -d "$src" ]; then
+		git -C "$LINUX_DIR" worktree prune
 		git -C "$LINUX_DIR" worktree add --detach "$src" "$rev" >/dev/null 2>&1 ||
 			die "cannot create the worktree $src"
 	fi
 	git -C "$src" checkout -q --detach "$(git -C "$LINUX_DIR" rev-parse "$rev")"
 	mkdir -p "$out"
-	cmp -s "$KUNIT_BUILD/.config" "$out/.config.test" || {
-		cp "$KUNIT_BUILD/.config" "$out/.config"
-		cp "$KUNIT_BUILD/.config" "$out/.config.test"
-	}
 	local make=(make -C "$src" O="$out" "${MAKE_LLVM[@]}"
 		CC="ccache clang$LLVM_SUFFIX" -j"$(nproc)")
-	if ! { "${make[@]}" olddefconfig && "${make[@]}" bzImage modules; } \
-		>"$BUILD_DIR/$name-build.log" 2>&1; then
-		tail -n 30 "$BUILD_DIR/$name-build.log" >&2
-		die "$name kernel build failed (build/$name-build.log)"
+	if ! { "${make[@]}" x86_64_defconfig &&
+	       cat "$BENCH_CONFIG" >>"$out/.config" &&
+	       "${make[@]}" olddefconfig &&
+	       "${make[@]}" bzImage modules; } >"$BUILD_DIR/bench-$name-build.log" 2>&1; then
+		tail -n 30 "$BUILD_DIR/bench-$name-build.log" >&2
+		die "$name kernel build failed (build/bench-$name-build.log)"
 	fi
+	for o in "${BENCH_FORBIDDEN[@]}"; do
+		! grep -q "^CONFIG_$o=y" "$out/.config" ||
+			die "the $name bench kernel has CONFIG_$o=y (tools-bench/bench.config)"
+	done
+	for o in "${BENCH_REQUIRED[@]}"; do
+		grep -q "^CONFIG_$o=y" "$out/.config" ||
+			die "the $name bench kernel lacks CONFIG_$o (tools-bench/bench.config)"
+	done
 	bzimage[$name]=$out/arch/x86/boot/bzImage
 	modules[$name]=$out
 }
@@ -97,16 +123,60 @@ bench_kernel() {
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/tools-bench/guest/init" "$root/init"
 	install -m 0755 "$CARGO_DIR/x86_64-unknown-linux-gnu/release/migbench" "$root/bench/"
-	cp "$MATRIX" "$root/bench/matrix"
+	sed -e "s/COUNTS/$BENCH_COUNTS/g" -e "s/BATCHES/$BENCH_BATCHES/g" "$MATRIX" \
+		>"$root/bench/matrix"
 	echo "$BENCH_ARGS" >"$root/bench/args"
 	find "${modules[$name]}" -name '*.ko' -exec cp {} "$root/bench/" \;
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BENCH_DIR/$name.cpio"
-	say "bench: round $2 of $BENCH_ROUNDS, booting the $name kernel (log: ${log#"$TOP"/})"
-	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" "kunit.enable=0 loglevel=4 bench.kernel=$name" \
+	boot=$((boot + 1))
+	wait_idle
+	say "bench: boot $boot of $((BENCH_ROUNDS * ${#kernels[@]})) (round $2), the $name kernel (log: ${log#"$TOP"/})"
+	local busy0 qemu0 busy1 qemu1 t0 t1
+	busy0=$(host_busy) qemu0=$(children_cpu) t0=$(date +%s.%N)
+	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
+		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name" \
 		-initrd "$BENCH_DIR/$name.cpio"
+	busy1=$(host_busy) qemu1=$(children_cpu) t1=$(date +%s.%N)
+	# What the host's CPUs did during the boot besides QEMU, in percent of
+	# one CPU: above a few percent, the round was not measured on an idle
+	# host (the report lists it).
+	other=$(awk -v b="$((busy1 - busy0))" -v q0="$qemu0" -v q1="$qemu1" -v t0="$t0" -v t1="$t1" \
+		-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", 100 * (b / hz - (q1 - q0)) / (t1 - t0) }')
+	echo "$name round $2: $(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", t1 - t0 }') s, other host CPU use ${other}% of one CPU" \
+		>>"$BENCH_DIR/host.txt"
 	tr -d '\r' <"$log" >"$log.txt"
 	grep -q '^BENCH-DONE' "$log.txt" ||
 		fails+=("$name kernel: the guest did not finish (crash or timeout; see ${log#"$TOP"/})")
+}
+
+# host_busy: jiffies the host's CPUs spent busy so far (/proc/stat).
+host_busy() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+# children_cpu: CPU seconds of this shell's finished children (QEMU).
+children_cpu() {
+	times | awk 'NR == 2 {
+		n = 0
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+		print n }'
+}
+
+# wait_idle: before a boot, wait (up to BENCH_IDLE_WAIT s, default 120) until
+# the host's CPUs are less than 10% busy over 2 s, so that a build that just
+# ended does not share the first boot's cores.
+wait_idle() {
+	local waited=0 b0 b1
+	while [ "$waited" -lt "${BENCH_IDLE_WAIT:-120}" ]; do
+		b0=$(host_busy)
+		sleep 2
+		b1=$(host_busy)
+		if [ $(( (b1 - b0) * 100 / (2 * $(getconf CLK_TCK) * $(nproc)) )) -lt 10 ]; then
+			return
+		fi
+		waited=$((waited + 2))
+	done
+	say "bench: the host is still busy after ${BENCH_IDLE_WAIT:-120} s; measuring anyway (see host.txt)"
 }
 
 # The matrix this run measures: BENCH_MATRIX (default tools-bench/matrix),
@@ -140,7 +210,6 @@ matrix_kernels() {
 [ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 require_static_busybox
 t_start=$(date +%s)
-"$TOP/scripts/build.sh"
 declare -A bzimage modules revs
 select_matrix
 kernels=()
@@ -150,9 +219,12 @@ while read -r name spec; do
 	revs[$name]=$(kernel_rev "$spec")
 	build_kernel "$name" "${revs[$name]}"
 done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tools-bench/kernels")
+# BENCH_BUILD_ONLY=1 (development): build the kernels and stop.
+[ "${BENCH_BUILD_ONLY:-0}" = 0 ] || exit 0
 build_migbench
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
 fails=()
+boot=0
 for round in $(seq "$BENCH_ROUNDS"); do
 	for name in "${kernels[@]}"; do
 		bench_kernel "$name" "$round"
@@ -183,14 +255,23 @@ mapfile -t machine < <(qemu_machine)
 {
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<name>' -initrd <migbench initramfs> ${machine[*]}"
-	echo "kernels (tools-bench/kernels), all with the test kernel's .config (kunit/.kunitconfig: CONFIG_DEBUG_VM=y, KUnit built in, not run): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
-	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
+	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
+	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB)"
+	echo "migbench options: $BENCH_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
+	echo "host during the boots (CPU use by other processes than QEMU, in % of one CPU): $(paste -sd';' "$BENCH_DIR/host.txt" | sed 's/;/; /g')"
+	echo "vCPU threads not pinned: 2 vCPUs and QEMU's I/O thread on 2 host CPUs; pinning one vCPU per CPU would put the I/O thread on a vCPU's CPU"
 	echo "configurations: tools-bench/matrix"
 } >"$BENCH_DIR/meta.txt"
 
 if [ ${#runs[@]} -gt 0 ]; then
 	say "bench: report (build/bench/report.md, results.json, plot.png)"
-	"$CARGO_DIR/release/migbench" report --meta "$BENCH_DIR/meta.txt" --out "$BENCH_DIR" "${runs[@]}"
+	compare=()
+	for pair in $BENCH_COMPARE; do
+		matrix_labels | grep -qx "${pair%%:*}" && matrix_labels | grep -qx "${pair#*:}" &&
+			compare+=(--compare "$pair")
+	done
+	"$CARGO_DIR/release/migbench" report --meta "$BENCH_DIR/meta.txt" --out "$BENCH_DIR" \
+		"${compare[@]}" "${runs[@]}"
 fi
 say "bench: took $(( $(date +%s) - t_start )) s"
 for f in "${fails[@]}"; do

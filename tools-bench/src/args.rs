@@ -86,6 +86,22 @@ pub struct RunOptions {
     /// Bytes moved per measurement.
     pub total: u64,
     pub iterations: usize,
+    /// Moves made and discarded at each size before those measured.
+    pub warmup: usize,
+    /// Clear the accessed bits of the memory (clear_refs 1) after filling
+    /// it, so that the move walks page tables like those of memory that was
+    /// not just written.
+    pub age: bool,
+    /// Measure the throughput table (off: only the sweeps).
+    pub throughput: bool,
+    /// batch_max_pages values for the first-folio latency sweep.
+    pub batch_sweep: Vec<u64>,
+    /// Folio sizes of the batch-size sweep.
+    pub batch_sizes: Vec<u64>,
+    /// Folios per move_pages() call for the throughput-by-count sweep.
+    pub count_sweep: Vec<u64>,
+    /// Folio sizes of the count sweep.
+    pub count_sizes: Vec<u64>,
     pub from: i32,
     pub to: i32,
     /// A name for this configuration in the outputs.
@@ -116,6 +132,13 @@ impl Default for RunOptions {
             sizes: vec![4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 2 << 20],
             total: 128 << 20,
             iterations: 5,
+            warmup: 1,
+            age: false,
+            throughput: true,
+            batch_sweep: Vec::new(),
+            batch_sizes: vec![4 << 10, 64 << 10, 2 << 20],
+            count_sweep: Vec::new(),
+            count_sizes: vec![2 << 20],
             from: 0,
             to: 1,
             label: "run".into(),
@@ -140,6 +163,17 @@ usage: migbench run [options]
                           small pages, 2M a PMD-mapped THP, others mTHPs)
   --total SIZE            bytes moved per measurement (default 128M)
   --iterations N          measurements per size (default 5)
+  --warmup N              moves discarded at each size first (default 1)
+  --age                   clear the accessed bits (clear_refs 1) before moving
+  --no-throughput         skip the throughput table (only the sweeps)
+  --batch-sweep LIST      batch_max_pages values: for each, the time to the
+                          first folio on the destination and of the whole call
+                          (one call of --total; values under one folio count
+                          as one folio)
+  --batch-sizes LIST      folio sizes of the batch sweep (default 4K,64K,2M)
+  --count-sweep LIST      folios per call: throughput of one move_pages() call
+                          of that many folios (e.g. 1,8,32,64,256,512,2048)
+  --count-sizes LIST      folio sizes of the count sweep (default 2M)
   --from NODE, --to NODE  source and destination nodes (default 0 and 1)
   --label NAME            the configuration's name in the outputs
   --migrator NAME|none    require this migrator to be registered (or none)
@@ -169,6 +203,17 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
             "--sizes" => o.sizes = parse_list(value()?, parse_size)?,
             "--total" => o.total = parse_size(value()?)?,
             "--iterations" => o.iterations = parse_num(opt, value()?)?,
+            "--warmup" => o.warmup = parse_num(opt, value()?)?,
+            "--age" => o.age = true,
+            "--no-throughput" => o.throughput = false,
+            "--batch-sweep" => {
+                o.batch_sweep = parse_list(value()?, |s| parse_num("--batch-sweep", s))?
+            }
+            "--batch-sizes" => o.batch_sizes = parse_list(value()?, parse_size)?,
+            "--count-sizes" => o.count_sizes = parse_list(value()?, parse_size)?,
+            "--count-sweep" => {
+                o.count_sweep = parse_list(value()?, |s| parse_num("--count-sweep", s))?
+            }
             "--from" => o.from = parse_num(opt, value()?)?,
             "--to" => o.to = parse_num(opt, value()?)?,
             "--label" => o.label = value()?.to_string(),
@@ -205,19 +250,22 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
             o.memcpy_threads
         ));
     }
+    if o.batch_sweep.contains(&0) || o.count_sweep.contains(&0) {
+        return err("--batch-sweep, --count-sweep: values must be at least 1".into());
+    }
     if o.latency_batches.contains(&0) {
         return err("--latency: a batch needs at least one folio".into());
     }
     if o.require_offload && !matches!(&o.migrator, Some(m) if !m.is_empty()) {
         return err("--require-offload needs --migrator NAME".into());
     }
-    for &s in &o.sizes {
+    for &s in o.sizes.iter().chain(&o.batch_sizes).chain(&o.count_sizes) {
         if !s.is_power_of_two() || s < 4096 {
             return err(format!(
                 "folio size {s} is not a power of two of at least 4K"
             ));
         }
-        if o.total % s != 0 {
+        if o.sizes.contains(&s) && o.total % s != 0 {
             return err(format!(
                 "--total {} is not a multiple of the folio size {}",
                 format_size(o.total),
@@ -284,6 +332,12 @@ mod tests {
         assert_eq!(o.min_batch_bytes, Some(65536));
         assert_eq!(o.latency_batches, vec![1, 16]);
         assert_eq!(o.json.as_deref(), Some("-"));
+        let o = parse_run(&args(
+            "--warmup 2 --age --no-throughput --batch-sweep 1,512 --count-sweep 1,8",
+        ))
+        .unwrap();
+        assert_eq!((o.warmup, o.age, o.throughput), (2, true, false));
+        assert_eq!((o.batch_sweep, o.count_sweep), (vec![1, 512], vec![1, 8]));
         let o = parse_run(&args("--migrator none")).unwrap();
         assert_eq!(o.migrator.as_deref(), Some(""));
         assert_eq!(o.memcpy_threads, 1);
@@ -302,8 +356,13 @@ mod tests {
             "--to -1",
             "--sizes 3K",
             "--sizes 2K",
+            "--count-sizes 3K",
+            "--batch-sizes 4K,x",
             "--total 3M --sizes 2M",
             "--latency 0",
+            "--batch-sweep 0",
+            "--count-sweep 1,0",
+            "--warmup x",
             "--require-offload",
             "--migrator none --require-offload",
             "--bogus",

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Instant;
 
 use crate::args::{format_size, RunOptions};
-use crate::output::{LatencyPoint, MemcpyPoint, Point, RunReport};
+use crate::output::{BatchPoint, CountPoint, LatencyPoint, MemcpyPoint, Point, RunReport};
 use crate::progress::Progress;
 use crate::stats::{MeanSd, Percentiles};
 use crate::sys::{self, Area, Result, ThpSettings};
@@ -53,8 +53,14 @@ struct Buffer {
 
 impl Buffer {
     fn new(o: &RunOptions, folio_size: u64, seed: u64) -> Result<Buffer> {
+        Buffer::sized(o, o.total, folio_size, seed)
+    }
+
+    /// `total` bytes of `folio_size` folios, filled on the source node,
+    /// checked, and with --age their accessed bits cleared.
+    fn sized(o: &RunOptions, total: u64, folio_size: u64, seed: u64) -> Result<Buffer> {
         let ps = sys::page_size();
-        let mut area = Area::new(o.total as usize, folio_size > ps)?;
+        let mut area = Area::new(total as usize, folio_size > ps)?;
         sys::bind_to(Some(o.from))?;
         for (i, w) in area.words().iter_mut().enumerate() {
             *w = pattern(i, seed);
@@ -65,7 +71,7 @@ impl Buffer {
             folio_size,
             seed,
         };
-        sys::verify_folios(buf.area.ptr(), (o.total / ps) as usize, folio_size / ps).map_err(
+        sys::verify_folios(buf.area.ptr(), (total / ps) as usize, folio_size / ps).map_err(
             |e| {
                 format!(
                     "the memory is not backed by {} folios as asked ({e}); refusing to measure",
@@ -73,7 +79,10 @@ impl Buffer {
                 )
             },
         )?;
-        buf.check_node(o.total, o.from, "after the fault")?;
+        buf.check_node(total, o.from, "after the fault")?;
+        if o.age {
+            sys::write_control("/proc/self/clear_refs", "1")?;
+        }
         Ok(buf)
     }
 
@@ -188,6 +197,11 @@ fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Resul
             .and_then(|v| v.get("thp_split_page").copied());
         mthp.unwrap_or(0) + pmd.unwrap_or(0)
     };
+    for it in 0..o.warmup {
+        let buf = Buffer::new(o, size, 1000 + it as u64)?;
+        move_all(&buf, o.total, o.to, folios as usize)?;
+        progress.step();
+    }
     for it in 0..o.iterations {
         let mut buf = Buffer::new(o, size, it as u64)?;
         let split_before = splits();
@@ -240,9 +254,12 @@ fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Resul
 /// the first folio shows on the destination node, in microseconds: a
 /// second thread polls the first page's node while the call runs.
 fn first_folio_latency(buf: &Buffer, o: &RunOptions) -> Result<(f64, f64)> {
+    first_folio_latency_of(buf, o.total, o.to)
+}
+
+fn first_folio_latency_of(buf: &Buffer, total: u64, to: i32) -> Result<(f64, f64)> {
     let stop = Arc::new(AtomicBool::new(false));
     let first = buf.area.ptr() as usize;
-    let to = o.to;
     let start = Instant::now();
     let poller = {
         let stop = stop.clone();
@@ -258,7 +275,7 @@ fn first_folio_latency(buf: &Buffer, o: &RunOptions) -> Result<(f64, f64)> {
             None
         })
     };
-    let call = move_all(buf, o.total, o.to, usize::MAX);
+    let call = move_all(buf, total, to, usize::MAX);
     let whole = start.elapsed().as_secs_f64() * 1e6;
     stop.store(true, Ordering::Relaxed);
     let seen = poller
@@ -304,6 +321,98 @@ fn latency_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<L
             .map(|(folios, p)| crate::output::CallLatency { folios, us: p })
             .collect(),
     })
+}
+
+/// The batch caps of the sweep at one folio size: each at least one folio,
+/// each once, in order.
+fn batch_caps(o: &RunOptions, size: u64) -> Vec<u64> {
+    let folio_pages = size / sys::page_size();
+    let mut caps: Vec<u64> = o.batch_sweep.iter().map(|&v| v.max(folio_pages)).collect();
+    caps.sort_unstable();
+    caps.dedup();
+    caps
+}
+
+/// Restores debugfs batch_max_pages when dropped.
+struct BatchCap(String);
+
+impl BatchCap {
+    fn set(pages: u64) -> Result<()> {
+        sys::write_control(sys::BATCH_MAX_PAGES, &pages.to_string())
+    }
+}
+
+impl Drop for BatchCap {
+    fn drop(&mut self) {
+        let _ = sys::write_control(sys::BATCH_MAX_PAGES, &self.0);
+    }
+}
+
+fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec<BatchPoint>> {
+    let _restore = BatchCap(sys::read_trimmed(sys::BATCH_MAX_PAGES).map_err(|e| {
+        format!("--batch-sweep needs debugfs migrate/batch_max_pages (the series' kernel): {e}")
+    })?);
+    let mut points = Vec::new();
+    for pages in batch_caps(o, size) {
+        BatchCap::set(pages)?;
+        let (mut first, mut whole) = (Vec::new(), Vec::new());
+        for it in 0..o.warmup + o.iterations {
+            let mut buf = Buffer::new(o, size, it as u64)?;
+            let (f, w) = first_folio_latency_of(&buf, o.total, o.to)?;
+            buf.check_node(o.total, o.to, "after the batch-sweep move")?;
+            buf.check_bytes("after the batch-sweep move")?;
+            if it >= o.warmup {
+                first.push(f);
+                whole.push(w);
+            }
+            progress.step();
+        }
+        points.push(BatchPoint {
+            folio_bytes: size,
+            batch_pages: pages,
+            first_folio_us: MeanSd::of(&first),
+            first_runs: first,
+            whole_call_us: MeanSd::of(&whole),
+            whole_runs: whole,
+        });
+    }
+    Ok(points)
+}
+
+fn count_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec<CountPoint>> {
+    let ps = sys::page_size();
+    let mut points = Vec::new();
+    for &folios in &o.count_sweep {
+        let total = folios * size;
+        let mut gbps = Vec::new();
+        for it in 0..o.warmup + o.iterations {
+            let mut buf = Buffer::sized(o, total, size, it as u64)?;
+            let before = sys::vmstat()?;
+            let secs: f64 = move_all(&buf, total, o.to, usize::MAX)?.iter().sum();
+            let d = deltas(&before, &sys::vmstat()?);
+            buf.check_node(total, o.to, "after the count-sweep move")?;
+            buf.check_bytes("after the count-sweep move")?;
+            if d.pgmigrate_success != total / ps {
+                return Err(format!(
+                    "count sweep {folios} x {}: pgmigrate_success grew by {}, want {}",
+                    format_size(size),
+                    d.pgmigrate_success,
+                    total / ps
+                ));
+            }
+            if it >= o.warmup {
+                gbps.push(total as f64 / secs / 1e9);
+            }
+            progress.step();
+        }
+        points.push(CountPoint {
+            folio_bytes: size,
+            folios,
+            gbps: MeanSd::of(&gbps),
+            gbps_runs: gbps,
+        });
+    }
+    Ok(points)
 }
 
 /// memcpy() from a buffer on the source node into one on the destination,
@@ -352,30 +461,76 @@ fn memcpy_point(o: &RunOptions, threads: usize) -> Result<MemcpyPoint> {
     })
 }
 
+/// The folio sizes a run measures at: those of the throughput table, and
+/// those of the sweeps it makes, in increasing order.
+fn all_sizes(o: &RunOptions) -> Vec<u64> {
+    let mut v = Vec::new();
+    if o.throughput || !o.latency_batches.is_empty() {
+        v.extend(&o.sizes);
+    }
+    if !o.batch_sweep.is_empty() {
+        v.extend(&o.batch_sizes);
+    }
+    if !o.count_sweep.is_empty() {
+        v.extend(&o.count_sizes);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Runs everything `o` asks for.
 pub fn run(o: &RunOptions) -> Result<RunReport> {
     let registered = check_migrator(o)?;
     configure(o)?;
     let mut report = RunReport::new(o, registered);
-    let steps = o.sizes.len()
-        * o.iterations
-        * (1 + if o.latency_batches.is_empty() {
-            0
-        } else {
-            1 + o.latency_batches.len()
-        });
+    let sizes = all_sizes(o);
+    let table = |size: &u64| o.sizes.contains(size);
+    let batch = |size: &u64| !o.batch_sweep.is_empty() && o.batch_sizes.contains(size);
+    let count = |size: &u64| !o.count_sweep.is_empty() && o.count_sizes.contains(size);
+    let steps: usize = sizes
+        .iter()
+        .map(|size| {
+            let mut n = 0;
+            if o.throughput && table(size) {
+                n += o.warmup + o.iterations;
+            }
+            if !o.latency_batches.is_empty() && table(size) {
+                n += o.iterations * (1 + o.latency_batches.len());
+            }
+            if batch(size) {
+                n += batch_caps(o, *size).len() * (o.warmup + o.iterations);
+            }
+            if count(size) {
+                n += o.count_sweep.len() * (o.warmup + o.iterations);
+            }
+            n
+        })
+        .sum();
     let mut progress = Progress::new(o.progress, steps);
-    for &size in &o.sizes {
-        progress.label(&format!("{} {}", o.label, format_size(size)));
-        let _thp = ThpSettings::allow_only(size)?;
-        report
-            .points
-            .push(throughput_point(o, size, &mut progress)?);
-        if !o.latency_batches.is_empty() {
-            report.latency.push(latency_point(o, size, &mut progress)?);
+    for size in &sizes {
+        progress.label(&format!("{} {}", o.label, format_size(*size)));
+        let _thp = ThpSettings::allow_only(*size)?;
+        if o.throughput && table(size) {
+            report
+                .points
+                .push(throughput_point(o, *size, &mut progress)?);
+        }
+        if !o.latency_batches.is_empty() && table(size) {
+            report.latency.push(latency_point(o, *size, &mut progress)?);
+        }
+        if batch(size) {
+            report
+                .batch_sweep
+                .extend(batch_sweep(o, *size, &mut progress)?);
+        }
+        if count(size) {
+            report
+                .count_sweep
+                .extend(count_sweep(o, *size, &mut progress)?);
         }
     }
-    if o.memcpy {
+    if o.memcpy && o.throughput {
         report.memcpy = Some(memcpy_point(o, 1)?);
         if o.memcpy_threads > 1 {
             report.memcpy_parallel = Some(memcpy_point(o, o.memcpy_threads)?);

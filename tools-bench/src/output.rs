@@ -92,6 +92,30 @@ impl LatencyPoint {
     }
 }
 
+/// The batch-size sweep at one folio size and one migration batch cap: a
+/// move_pages() call of the whole buffer, how long until its first folio is
+/// on the destination node and until it returns, in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchPoint {
+    pub folio_bytes: u64,
+    /// debugfs batch_max_pages during the calls.
+    pub batch_pages: u64,
+    pub first_runs: Vec<f64>,
+    pub first_folio_us: MeanSd,
+    pub whole_runs: Vec<f64>,
+    pub whole_call_us: MeanSd,
+}
+
+/// The folio-count sweep: throughput of one move_pages() call of `folios`
+/// folios of `folio_bytes`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CountPoint {
+    pub folio_bytes: u64,
+    pub folios: u64,
+    pub gbps_runs: Vec<f64>,
+    pub gbps: MeanSd,
+}
+
 /// memcpy() bandwidth from the source node to the destination node, the
 /// buffer split into `threads` parts copied at the same time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -126,6 +150,16 @@ pub struct RunReport {
     /// memcpy() with `--memcpy-threads` threads, when more than one.
     #[serde(default)]
     pub memcpy_parallel: Option<MemcpyPoint>,
+    /// Moves discarded at each size before the measured ones.
+    #[serde(default)]
+    pub warmup: usize,
+    /// The memory's accessed bits were cleared before each move (--age).
+    #[serde(default)]
+    pub aged: bool,
+    #[serde(default)]
+    pub batch_sweep: Vec<BatchPoint>,
+    #[serde(default)]
+    pub count_sweep: Vec<CountPoint>,
 }
 
 impl RunReport {
@@ -143,6 +177,10 @@ impl RunReport {
             latency: Vec::new(),
             memcpy: None,
             memcpy_parallel: None,
+            warmup: o.warmup,
+            aged: o.age,
+            batch_sweep: Vec::new(),
+            count_sweep: Vec::new(),
         }
     }
 
@@ -195,6 +233,28 @@ impl RunReport {
             for c in calls {
                 let _ = writeln!(s, "  {c}");
             }
+        }
+        for b in &self.batch_sweep {
+            let _ = writeln!(
+                s,
+                "batch {} x {} pages: first folio {:.0} ± {:.0} us, call {:.0} ± {:.0} us",
+                format_size(b.folio_bytes),
+                b.batch_pages,
+                b.first_folio_us.mean,
+                b.first_folio_us.sd,
+                b.whole_call_us.mean,
+                b.whole_call_us.sd
+            );
+        }
+        for c in &self.count_sweep {
+            let _ = writeln!(
+                s,
+                "count {} x {}: {:.3} ± {:.3} GB/s",
+                c.folios,
+                format_size(c.folio_bytes),
+                c.gbps.mean,
+                c.gbps.sd
+            );
         }
         s
     }
@@ -260,6 +320,10 @@ mod tests {
             latency: vec![],
             memcpy: None,
             memcpy_parallel: None,
+            warmup: 1,
+            aged: false,
+            batch_sweep: Vec::new(),
+            count_sweep: Vec::new(),
         }
     }
 

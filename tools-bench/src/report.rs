@@ -11,12 +11,15 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 use crate::args::format_size;
-use crate::output::{MemcpyPoint, Point, RunReport};
+use crate::output::{BatchPoint, MemcpyPoint, Point, RunReport};
+use crate::stats::{MeanSd, Ratio};
 
 const USAGE: &str = "\
-usage: migbench report [--baseline LABEL] [--meta FILE] [--out DIR] RUN.json...
+usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--out DIR] RUN.json...
   --baseline LABEL  the run the ratios are against (default: 'vanilla' if
-                    present, else the first)
+                    present, else the first); runs measured with --age are
+                    compared with LABEL-aged
+  --compare A:B     also the ratios of run A to run B, with their intervals
   --meta FILE       'key: value' lines describing the setup, for the report
   --out DIR         write DIR/report.md, DIR/results.json and DIR/plot.png
   --font FILE       TrueType font for the plot (default: DejaVu Sans)";
@@ -37,6 +40,7 @@ const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
 struct Options {
     baseline: Option<String>,
+    compare: Vec<(String, String)>,
     meta: Option<String>,
     out: Option<String>,
     font: String,
@@ -46,6 +50,7 @@ struct Options {
 fn parse(argv: &[String]) -> Result<Options, String> {
     let mut o = Options {
         baseline: None,
+        compare: vec![],
         meta: None,
         out: None,
         font: DEFAULT_FONT.into(),
@@ -60,6 +65,13 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         };
         match a.as_str() {
             "--baseline" => o.baseline = Some(value()?),
+            "--compare" => {
+                let v = value()?;
+                let (a, b) = v
+                    .split_once(':')
+                    .ok_or_else(|| format!("--compare {v}: want A:B\n{USAGE}"))?;
+                o.compare.push((a.to_string(), b.to_string()));
+            }
             "--meta" => o.meta = Some(value()?),
             "--out" => o.out = Some(value()?),
             "--font" => o.font = value()?,
@@ -95,42 +107,66 @@ fn offload_note(run: &RunReport, p: &Point) -> Option<String> {
     }
 }
 
-/// The comparison: one row per run, one column per folio size; each cell
-/// "mean ± sd (ratio to the baseline)". Cells whose offload did not fully
-/// happen carry a '*'.
-pub fn comparison(runs: &[RunReport], baseline: usize) -> (Vec<u64>, Vec<Vec<String>>) {
-    let sizes: Vec<u64> = runs
-        .iter()
+/// The largest relative sd a cell may have (make bench's target).
+pub const MAX_REL_SD: f64 = 0.05;
+
+/// "mean ± sd (rel%)", with a '!' when the spread is above MAX_REL_SD.
+fn spread_cell(m: &MeanSd, prec: usize) -> String {
+    let bang = if m.rel_sd() > MAX_REL_SD { "!" } else { "" };
+    format!(
+        "{:.prec$} ± {:.prec$} ({:.1}%){bang}",
+        m.mean,
+        m.sd,
+        m.rel_sd() * 100.0
+    )
+}
+
+/// "0.99 [0.97, 1.01]", with a '†' when the interval excludes 1.
+pub fn ratio_cell(r: Option<Ratio>) -> String {
+    match r {
+        None => "-".into(),
+        Some(r) => format!(
+            "{:.3} [{:.3}, {:.3}]{}",
+            r.ratio,
+            r.lo,
+            r.hi,
+            if r.significant() { "†" } else { "" }
+        ),
+    }
+}
+
+/// The folio sizes of the runs' throughput tables, in order.
+fn sizes_of(runs: &[RunReport]) -> Vec<u64> {
+    runs.iter()
         .flat_map(|r| r.points.iter().map(|p| p.folio_bytes))
         .collect::<BTreeSet<_>>()
         .into_iter()
-        .collect();
-    let base = &runs[baseline];
+        .collect()
+}
+
+/// The throughput table: one row per run, one column per folio size; each
+/// cell "mean ± sd (relative sd)". Cells whose offload did not fully happen
+/// carry a '*'.
+pub fn comparison(runs: &[RunReport]) -> (Vec<u64>, Vec<Vec<String>>) {
+    let sizes = sizes_of(runs);
     let parallel = parallel_threads(runs).is_some();
     let rows = runs
         .iter()
+        .filter(|r| !r.points.is_empty())
         .map(|r| {
             let mut row = vec![r.label.clone()];
             for &s in &sizes {
-                let cell = match r.points.iter().find(|p| p.folio_bytes == s) {
+                row.push(match r.points.iter().find(|p| p.folio_bytes == s) {
                     None => "-".to_string(),
                     Some(p) => {
-                        let ratio = base
-                            .points
-                            .iter()
-                            .find(|b| b.folio_bytes == s && b.gbps.mean > 0.0)
-                            .map_or(String::new(), |b| {
-                                format!(" ({:.2}x)", p.gbps.mean / b.gbps.mean)
-                            });
                         let star = if offload_note(r, p).is_some() {
                             "*"
                         } else {
                             ""
                         };
-                        format!("{:.3} ± {:.3}{ratio}{star}", p.gbps.mean, p.gbps.sd)
+                        format!("{}{star}", spread_cell(&p.gbps, 3))
                     }
-                };
-                row.push(cell);
+                });
             }
             row.push(memcpy_cell(&r.memcpy));
             if parallel {
@@ -140,6 +176,171 @@ pub fn comparison(runs: &[RunReport], baseline: usize) -> (Vec<u64>, Vec<Vec<Str
         })
         .collect();
     (sizes, rows)
+}
+
+/// The run a run's ratios are against: the baseline, or for a run of aged
+/// memory the baseline's aged run ("LABEL-aged") when there is one.
+fn baseline_of<'a>(runs: &'a [RunReport], baseline: usize, r: &RunReport) -> &'a RunReport {
+    let base = &runs[baseline];
+    if r.aged && !base.aged {
+        let aged = format!("{}-aged", base.label);
+        if let Some(a) = runs.iter().find(|x| x.label == aged) {
+            return a;
+        }
+    }
+    base
+}
+
+/// Throughput ratio of `a` to `b` at each of `sizes`, then the widest
+/// interval's half width ("±2.1%": every ratio of the row is known that
+/// closely).
+fn ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64]) -> Vec<String> {
+    let mut row = vec![label];
+    let mut widest: Option<f64> = None;
+    for &s in sizes {
+        let pa = a.points.iter().find(|p| p.folio_bytes == s);
+        let pb = b.points.iter().find(|p| p.folio_bytes == s);
+        let r = match (pa, pb) {
+            (Some(pa), Some(pb)) => Ratio::of(&pa.gbps, &pb.gbps),
+            _ => None,
+        };
+        if let Some(r) = r {
+            let w = r.half_width() / r.ratio;
+            widest = Some(widest.map_or(w, |x: f64| x.max(w)));
+        }
+        row.push(ratio_cell(r));
+    }
+    row.push(widest.map_or("-".into(), |w| format!("±{:.1}%", w * 100.0)));
+    row
+}
+
+/// The ratios of every run to its baseline, then those `compare` asks for.
+pub fn ratios(
+    runs: &[RunReport],
+    baseline: usize,
+    compare: &[(usize, usize)],
+    sizes: &[u64],
+) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for r in runs.iter().filter(|r| !r.points.is_empty()) {
+        let b = baseline_of(runs, baseline, r);
+        if b.label != r.label {
+            rows.push(ratio_row(format!("{} / {}", r.label, b.label), r, b, sizes));
+        }
+    }
+    for &(a, b) in compare {
+        rows.push(ratio_row(
+            format!("{} / {}", runs[a].label, runs[b].label),
+            &runs[a],
+            &runs[b],
+            sizes,
+        ));
+    }
+    rows
+}
+
+/// The first-folio latency table: one row per run, folio size and batch
+/// cap.
+pub fn batch_table(runs: &[RunReport]) -> (Vec<String>, Vec<Vec<String>>) {
+    let head = [
+        "configuration",
+        "folio",
+        "batch_max_pages",
+        "first folio (us)",
+        "whole call (us)",
+        "first / whole",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for r in runs {
+        for b in &r.batch_sweep {
+            rows.push(vec![
+                r.label.clone(),
+                format_size(b.folio_bytes),
+                b.batch_pages.to_string(),
+                spread_cell(&b.first_folio_us, 0),
+                spread_cell(&b.whole_call_us, 0),
+                format!(
+                    "{:.3}",
+                    b.first_folio_us.mean / b.whole_call_us.mean.max(1e-9)
+                ),
+            ]);
+        }
+    }
+    (head, rows)
+}
+
+/// The folio-count table: GB/s of one call by folios per call, one row per
+/// run and folio size, then each run's ratio to its baseline.
+pub fn count_table(runs: &[RunReport], baseline: usize) -> (Vec<String>, Vec<Vec<String>>) {
+    let counts: Vec<(u64, u64)> = runs
+        .iter()
+        .flat_map(|r| r.count_sweep.iter().map(|c| (c.folio_bytes, c.folios)))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let folio_sizes: BTreeSet<u64> = counts.iter().map(|c| c.0).collect();
+    let mut per_call: Vec<u64> = counts.iter().map(|c| c.1).collect();
+    per_call.sort_unstable();
+    per_call.dedup();
+    let mut head = vec!["configuration".to_string(), "folio".to_string()];
+    head.extend(per_call.iter().map(|n| format!("{n} per call")));
+    let find = |r: &RunReport, size: u64, n: u64| -> Option<MeanSd> {
+        r.count_sweep
+            .iter()
+            .find(|c| c.folio_bytes == size && c.folios == n)
+            .map(|c| c.gbps)
+    };
+    let mut rows = Vec::new();
+    for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
+        for &size in &folio_sizes {
+            let mut row = vec![r.label.clone(), format_size(size)];
+            row.extend(
+                per_call
+                    .iter()
+                    .map(|&n| find(r, size, n).map_or("-".into(), |m| spread_cell(&m, 3))),
+            );
+            rows.push(row);
+        }
+    }
+    for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
+        let b = baseline_of(runs, baseline, r);
+        if b.label == r.label || b.count_sweep.is_empty() {
+            continue;
+        }
+        for &size in &folio_sizes {
+            let mut row = vec![format!("{} / {}", r.label, b.label), format_size(size)];
+            row.extend(
+                per_call
+                    .iter()
+                    .map(|&n| match (find(r, size, n), find(b, size, n)) {
+                        (Some(x), Some(y)) => ratio_cell(Ratio::of(&x, &y)),
+                        _ => "-".into(),
+                    }),
+            );
+            rows.push(row);
+        }
+    }
+    (head, rows)
+}
+
+/// Cells above the relative-sd target, for the report's summary.
+fn noisy_cells(runs: &[RunReport]) -> Vec<String> {
+    let mut v = Vec::new();
+    for r in runs {
+        for p in &r.points {
+            if p.gbps.rel_sd() > MAX_REL_SD {
+                v.push(format!(
+                    "{} {} ({:.1}%)",
+                    r.label,
+                    format_size(p.folio_bytes),
+                    p.gbps.rel_sd() * 100.0
+                ));
+            }
+        }
+    }
+    v
 }
 
 fn memcpy_cell(m: &Option<MemcpyPoint>) -> String {
@@ -199,29 +400,79 @@ pub fn markdown_table(head: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
-fn markdown(runs: &[RunReport], baseline: usize, meta: &str, table: &str) -> String {
+/// The report's tables, as Markdown.
+pub struct Tables {
+    pub throughput: String,
+    pub ratios: String,
+    pub batch: Option<String>,
+    pub count: Option<String>,
+}
+
+fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> String {
     let base = &runs[baseline];
     let mut s = String::from("# migbench report\n\n");
     s += "QEMU/TCG (or any virtual machine) numbers are for comparing the configurations \
           of this report with each other, measured in the same run on the same host; they \
-          are not hardware figures. Each run allocates fresh memory on the source node, \
-          checks through pagemap and kpageflags that it is backed by folios of the size \
-          asked for, moves it with move_pages() (one address per folio), then checks every \
-          page's node and every byte.\n\n";
+          are not hardware figures. Each measurement allocates fresh memory on the source \
+          node, checks through pagemap and kpageflags that it is backed by folios of the \
+          size asked for, moves it with move_pages() (one address per folio), then checks \
+          every page's node, every byte and that vmstat counted every page migrated.\n\n";
+    s += "## Throughput\n\n";
     let _ = writeln!(
         s,
-        "GB/s (10^9 bytes/s), mean ± sd over {} runs of {} per folio size, node {} -> {}; \
-         in brackets the ratio to '{}'. The memcpy column is the guest's memcpy() bandwidth \
-         between the same two nodes, the limit any CPU copy works against (with 'memcpy \
-         Nt': split over N threads, the limit of a copy on N CPUs). A '*' marks a \
-         cell where the migrator did not copy every folio (see below).\n",
+        "GB/s (10^9 bytes/s), mean ± sd (relative sd) over {} measurements of {} per folio \
+         size (after {} discarded warm-up move{} per size and boot), node {} -> {}. A '!' \
+         marks a cell whose relative sd is above {:.0}%, a '*' a cell where the migrator \
+         did not copy every folio (see Runs). The memcpy column is the guest's memcpy() \
+         bandwidth between the same two nodes, the limit any CPU copy works against (with \
+         'memcpy Nt': split over N threads).\n",
         base.iterations,
         format_size(base.total_bytes),
+        base.warmup,
+        if base.warmup == 1 { "" } else { "s" },
         base.from,
         base.to,
-        base.label
+        MAX_REL_SD * 100.0
     );
-    s += table;
+    s += &t.throughput;
+    let noisy = noisy_cells(runs);
+    if noisy.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nEvery cell's relative sd is at most {:.0}%.",
+            MAX_REL_SD * 100.0
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "\nCells above {:.0}% relative sd: {}.",
+            MAX_REL_SD * 100.0,
+            noisy.join(", ")
+        );
+    }
+    s += "\n## Ratios\n\n";
+    s += "Throughput ratio of each configuration to its baseline (runs of aged memory to \
+          the baseline's aged run), then the pairs the comparison asks for; in brackets the \
+          95% confidence interval (delta method on the log of the ratio, Welch's t). A '†' \
+          marks a ratio whose interval excludes 1.00: a difference these measurements show; \
+          without it, they show none.\n\n";
+    s += &t.ratios;
+    if let Some(b) = &t.batch {
+        s += "\n## First-folio latency by batch size\n\n";
+        s += "One move_pages() call of the whole buffer with debugfs \
+              migrate/batch_max_pages at each value (base pages per batch of \
+              migrate_pages(); a batch holds at least one folio): the time from the call \
+              until its first folio is on the destination node (a second thread polls that \
+              page's node), and until the call returns. Mean ± sd (relative sd). See \
+              latency.png.\n\n";
+        s += b;
+    }
+    if let Some(c) = &t.count {
+        s += "\n## Throughput by folios per call\n\n";
+        s += "GB/s of one move_pages() call of N folios, mean ± sd (relative sd); then the \
+              ratios to the baseline with their 95% intervals.\n\n";
+        s += c;
+    }
     s += "\n## Setup\n\n";
     for l in meta.lines().filter(|l| !l.trim().is_empty()) {
         let _ = writeln!(s, "- {l}");
@@ -231,26 +482,32 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, table: &str) -> Str
     for r in runs {
         let _ = writeln!(
             s,
-            "- **{}**: kernel `{}`, migrator {}",
+            "- **{}**: kernel `{}`, migrator {}{}",
             r.label,
             r.kernel,
             r.migrator
                 .as_deref()
-                .map_or("(kernel without copy offload)".into(), |m| format!("`{m}`"))
+                .map_or("(kernel without copy offload)".into(), |m| format!("`{m}`")),
+            if r.aged {
+                ", accessed bits cleared before each move (clear_refs 1)"
+            } else {
+                ""
+            }
         );
         for p in &r.points {
-            if let (Some(c), Some(f)) = (p.migrator_copied, p.migrator_fallback) {
-                if c + f > 0 {
-                    let _ = writeln!(
-                        s,
-                        "  - {}: {} folios copied by the migrator, {} fell back to the CPU, in {} offloaded batches",
-                        format_size(p.folio_bytes),
-                        c,
-                        f,
-                        p.offload_batches.unwrap_or(0)
-                    );
+            let _ = writeln!(
+                s,
+                "  - {}: {} measurements, {} PMD THPs migrated whole{}",
+                format_size(p.folio_bytes),
+                p.gbps.n,
+                p.thp_migrated,
+                match (p.offload_batches, p.migrator_copied, p.migrator_fallback) {
+                    (Some(b), Some(c), Some(f)) => format!(
+                        "; offload counters: {b} batches, {c} folios copied by the migrator, {f} fell back to the CPU"
+                    ),
+                    _ => String::new(),
                 }
-            }
+            );
             if let Some(n) = offload_note(r, p) {
                 let _ = writeln!(s, "  - * {n}");
             }
@@ -264,6 +521,97 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, table: &str) -> Str
         }
     }
     s
+}
+
+/// latency.png: first-folio latency against the batch cap, one line per run
+/// and folio size, both axes logarithmic.
+fn latency_plot(runs: &[RunReport], path: &str) -> Result<(), String> {
+    let all: Vec<&BatchPoint> = runs.iter().flat_map(|r| &r.batch_sweep).collect();
+    if all.is_empty() {
+        return Ok(());
+    }
+    let xmax = all.iter().map(|b| b.batch_pages as f64).fold(2.0, f64::max) * 1.5;
+    let ymin = all
+        .iter()
+        .map(|b| b.first_folio_us.mean)
+        .fold(f64::MAX, f64::min)
+        .max(1.0)
+        / 1.5;
+    let ymax = all
+        .iter()
+        .map(|b| b.whole_call_us.mean.max(b.first_folio_us.mean))
+        .fold(ymin * 2.0, f64::max)
+        * 1.5;
+    let root = BitMapBackend::new(path, (1000, 620)).into_drawing_area();
+    let e = |e: DrawingAreaErrorKind<_>| format!("plot: {e}");
+    root.fill(&WHITE).map_err(e)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "time to the first folio on the destination, by batch size",
+            ("sans-serif", 24),
+        )
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0.75f64..xmax).log_scale(), (ymin..ymax).log_scale())
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("batch_max_pages (base pages per migrate_pages() batch)")
+        .y_desc("first folio (us; dashed: the whole call)")
+        .draw()
+        .map_err(e)?;
+    let mut k = 0;
+    for r in runs {
+        let sizes: BTreeSet<u64> = r.batch_sweep.iter().map(|b| b.folio_bytes).collect();
+        for size in sizes {
+            let color = LINE_COLORS[k % LINE_COLORS.len()].to_rgba();
+            k += 1;
+            let pts: Vec<&BatchPoint> = r
+                .batch_sweep
+                .iter()
+                .filter(|b| b.folio_bytes == size)
+                .collect();
+            chart
+                .draw_series(LineSeries::new(
+                    pts.iter()
+                        .map(|b| (b.batch_pages as f64, b.first_folio_us.mean)),
+                    color.stroke_width(2),
+                ))
+                .map_err(e)?
+                .label(format!("{} {}", r.label, format_size(size)))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|b| {
+                    Circle::new(
+                        (b.batch_pages as f64, b.first_folio_us.mean),
+                        3,
+                        color.filled(),
+                    )
+                }))
+                .map_err(e)?;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.iter()
+                        .map(|b| (b.batch_pages as f64, b.whole_call_us.mean)),
+                    6,
+                    4,
+                    color.stroke_width(1),
+                ))
+                .map_err(e)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(e)?;
+    root.present().map_err(e)?;
+    Ok(())
 }
 
 fn plot(runs: &[RunReport], sizes: &[u64], font: &str, path: &str) -> Result<(), String> {
@@ -388,13 +736,41 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
                 None => m.points.push(p),
                 Some(q) => {
                     q.gbps_runs.extend(&p.gbps_runs);
-                    q.gbps = crate::stats::MeanSd::of(&q.gbps_runs);
+                    q.gbps = MeanSd::of(&q.gbps_runs);
                     q.thp_migrated += p.thp_migrated;
                     q.add_offload(p.offload_batches, p.migrator_copied, p.migrator_fallback);
                 }
             }
         }
         m.latency.extend(r.latency);
+        for b in r.batch_sweep {
+            match m
+                .batch_sweep
+                .iter_mut()
+                .find(|q| (q.folio_bytes, q.batch_pages) == (b.folio_bytes, b.batch_pages))
+            {
+                None => m.batch_sweep.push(b),
+                Some(q) => {
+                    q.first_runs.extend(&b.first_runs);
+                    q.first_folio_us = MeanSd::of(&q.first_runs);
+                    q.whole_runs.extend(&b.whole_runs);
+                    q.whole_call_us = MeanSd::of(&q.whole_runs);
+                }
+            }
+        }
+        for c in r.count_sweep {
+            match m
+                .count_sweep
+                .iter_mut()
+                .find(|q| (q.folio_bytes, q.folios) == (c.folio_bytes, c.folios))
+            {
+                None => m.count_sweep.push(c),
+                Some(q) => {
+                    q.gbps_runs.extend(&c.gbps_runs);
+                    q.gbps = MeanSd::of(&q.gbps_runs);
+                }
+            }
+        }
         for (a, b) in [
             (&mut m.memcpy, r.memcpy),
             (&mut m.memcpy_parallel, r.memcpy_parallel),
@@ -402,7 +778,7 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
             match (a, b) {
                 (Some(a), Some(b)) => {
                     a.gbps_runs.extend(&b.gbps_runs);
-                    a.gbps = crate::stats::MeanSd::of(&a.gbps_runs);
+                    a.gbps = MeanSd::of(&a.gbps_runs);
                 }
                 (a @ None, b) => *a = b,
                 _ => {}
@@ -430,21 +806,54 @@ pub fn main(argv: &[String]) -> Result<(), String> {
             .ok_or_else(|| format!("--baseline {b}: no run has that label"))?,
         None => runs.iter().position(|r| r.label == "vanilla").unwrap_or(0),
     };
-    let (sizes, rows) = comparison(&runs, baseline);
+    let position = |l: &str| {
+        runs.iter()
+            .position(|r| r.label == l)
+            .ok_or_else(|| format!("--compare: no run has the label '{l}'"))
+    };
+    let compare = o
+        .compare
+        .iter()
+        .map(|(a, b)| Ok((position(a)?, position(b)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    let (sizes, rows) = comparison(&runs);
     let head = header(&sizes, &runs);
+    let ratio_rows = ratios(&runs, baseline, &compare, &sizes);
+    let mut ratio_head = vec!["ratio".to_string()];
+    ratio_head.extend(sizes.iter().map(|&s| format_size(s)));
+    ratio_head.push("widest interval".into());
+    let (batch_head, batch_rows) = batch_table(&runs);
+    let (count_head, count_rows) = count_table(&runs, baseline);
     print!("{}", text_table(&head, &rows));
+    println!();
+    print!("{}", text_table(&ratio_head, &ratio_rows));
+    if !batch_rows.is_empty() {
+        println!();
+        print!("{}", text_table(&batch_head, &batch_rows));
+    }
+    if !count_rows.is_empty() {
+        println!();
+        print!("{}", text_table(&count_head, &count_rows));
+    }
     let Some(out) = &o.out else { return Ok(()) };
     let meta = match &o.meta {
         Some(m) => fs::read_to_string(m).map_err(|e| format!("read {m}: {e}"))?,
         None => String::new(),
     };
     fs::create_dir_all(out).map_err(|e| format!("create {out}: {e}"))?;
-    let md = markdown(&runs, baseline, &meta, &markdown_table(&head, &rows));
+    let tables = Tables {
+        throughput: markdown_table(&head, &rows),
+        ratios: markdown_table(&ratio_head, &ratio_rows),
+        batch: (!batch_rows.is_empty()).then(|| markdown_table(&batch_head, &batch_rows)),
+        count: (!count_rows.is_empty()).then(|| markdown_table(&count_head, &count_rows)),
+    };
+    let md = markdown(&runs, baseline, &meta, &tables);
     fs::write(format!("{out}/report.md"), md).map_err(|e| format!("write {out}/report.md: {e}"))?;
     let json = serde_json::to_string_pretty(&runs).map_err(|e| e.to_string())?;
     fs::write(format!("{out}/results.json"), json + "\n")
         .map_err(|e| format!("write {out}/results.json: {e}"))?;
-    plot(&runs, &sizes, &o.font, &format!("{out}/plot.png"))
+    plot(&runs, &sizes, &o.font, &format!("{out}/plot.png"))?;
+    latency_plot(&runs, &format!("{out}/latency.png"))
 }
 
 #[cfg(test)]
@@ -479,11 +888,15 @@ mod tests {
             latency: vec![],
             memcpy: None,
             memcpy_parallel: None,
+            warmup: 1,
+            aged: false,
+            batch_sweep: vec![],
+            count_sweep: vec![],
         }
     }
 
     #[test]
-    fn ratios_against_the_baseline_and_offload_marks() {
+    fn spreads_and_offload_marks() {
         let runs = vec![
             run("vanilla", None, &[(4096, 1.0, None), (2 << 20, 2.0, None)]),
             // Every folio copied at 4K (2 runs of 1024); 1 of 4 at 2M.
@@ -494,15 +907,119 @@ mod tests {
             ),
             run("partial", Some("none"), &[(2 << 20, 2.0, Some(0))]),
         ];
-        let (sizes, rows) = comparison(&runs, 0);
+        let (sizes, rows) = comparison(&runs);
         assert_eq!(sizes, vec![4096, 2 << 20]);
-        assert_eq!(rows[0][1], "1.000 ± 0.100 (1.00x)");
-        assert_eq!(rows[1][1], "0.500 ± 0.100 (0.50x)");
-        assert_eq!(rows[1][2], "4.000 ± 0.100 (2.00x)*");
+        // sd 0.1 of 1.0 is 10%: above the 5% target, marked '!'.
+        assert_eq!(rows[0][1], "1.000 ± 0.100 (10.0%)!");
+        assert_eq!(rows[0][2], "2.000 ± 0.100 (5.0%)");
+        assert_eq!(rows[1][1], "0.500 ± 0.100 (20.0%)!");
+        assert_eq!(rows[1][2], "4.000 ± 0.100 (2.5%)*");
         assert_eq!(rows[2][1], "-");
-        assert_eq!(rows[2][2], "2.000 ± 0.100 (1.00x)");
+        assert_eq!(rows[2][2], "2.000 ± 0.100 (5.0%)");
         assert_eq!(rows[0][3], "-");
         assert_eq!(rows[0].len(), 4);
+        assert_eq!(noisy_cells(&runs).len(), 2);
+    }
+
+    fn with_runs(mut r: RunReport, size: u64, v: &[f64]) -> RunReport {
+        let p = r.points.iter_mut().find(|p| p.folio_bytes == size).unwrap();
+        p.gbps_runs = v.to_vec();
+        p.gbps = MeanSd::of(v);
+        r
+    }
+
+    #[test]
+    fn ratios_with_intervals_against_the_right_baseline() {
+        let v = with_runs(
+            run("vanilla", None, &[(4096, 0.0, None)]),
+            4096,
+            &[1.0, 1.01, 0.99, 1.0],
+        );
+        let same = with_runs(
+            run("same", None, &[(4096, 0.0, None)]),
+            4096,
+            &[1.0, 0.99, 1.01, 1.0],
+        );
+        let fast = with_runs(
+            run("fast", None, &[(4096, 0.0, None)]),
+            4096,
+            &[2.0, 2.02, 1.98, 2.0],
+        );
+        let mut va = with_runs(
+            run("vanilla-aged", None, &[(4096, 0.0, None)]),
+            4096,
+            &[0.5, 0.51, 0.49, 0.5],
+        );
+        va.aged = true;
+        let mut aged = with_runs(
+            run("aged", None, &[(4096, 0.0, None)]),
+            4096,
+            &[0.5, 0.5, 0.51, 0.49],
+        );
+        aged.aged = true;
+        let runs = vec![v, same, fast, va, aged];
+        let rows = ratios(&runs, 0, &[(2, 1)], &[4096]);
+        let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        // The aged run against the aged baseline, not against vanilla (the
+        // aged baseline is its own: compare it with --compare).
+        assert_eq!(
+            labels,
+            [
+                "same / vanilla",
+                "fast / vanilla",
+                "aged / vanilla-aged",
+                "fast / same"
+            ]
+        );
+        assert!(rows[0][1].starts_with("1.000 [") && !rows[0][1].ends_with('†'));
+        assert!(rows[1][1].starts_with("2.000 [") && rows[1][1].ends_with('†'));
+        assert!(rows[2][1].starts_with("1.000 ["), "{}", rows[2][1]);
+        // The widest interval of the row, as a half width.
+        assert!(rows[0][2].starts_with('±') && rows[0][2].ends_with('%'));
+        assert_eq!(ratio_cell(None), "-");
+    }
+
+    #[test]
+    fn sweeps_tabulate_and_pool() {
+        let mut a = run("series", Some("none"), &[]);
+        a.batch_sweep.push(BatchPoint {
+            folio_bytes: 4096,
+            batch_pages: 512,
+            first_runs: vec![100.0, 110.0],
+            first_folio_us: MeanSd::of(&[100.0, 110.0]),
+            whole_runs: vec![1000.0, 1000.0],
+            whole_call_us: MeanSd::of(&[1000.0, 1000.0]),
+        });
+        a.count_sweep.push(crate::output::CountPoint {
+            folio_bytes: 2 << 20,
+            folios: 8,
+            gbps_runs: vec![2.0, 2.0],
+            gbps: MeanSd::of(&[2.0, 2.0]),
+        });
+        let mut b = a.clone();
+        b.batch_sweep[0].first_runs = vec![90.0, 100.0];
+        let mut v = run("vanilla", None, &[]);
+        v.count_sweep = a.count_sweep.clone();
+        v.count_sweep[0].gbps_runs = vec![1.0, 1.0];
+        v.count_sweep[0].gbps = MeanSd::of(&[1.0, 1.0]);
+        let m = merge_rounds(vec![a, b, v]).unwrap();
+        assert_eq!(m[0].batch_sweep[0].first_runs.len(), 4);
+        assert!((m[0].batch_sweep[0].first_folio_us.mean - 100.0).abs() < 1e-9);
+        assert_eq!(m[0].count_sweep[0].gbps_runs.len(), 4);
+        let (head, rows) = batch_table(&m);
+        assert_eq!(head.len(), rows[0].len());
+        assert_eq!(rows[0][..3], ["series", "4K", "512"]);
+        assert_eq!(rows[0][5], "0.100");
+        let (head, rows) = count_table(&m, 1);
+        assert_eq!(head, ["configuration", "folio", "8 per call"]);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0][2], "2.000 ± 0.000 (0.0%)");
+        assert_eq!(rows[2][0], "series / vanilla");
+        assert!(
+            rows[2][2].starts_with("2.000 [2.000, 2.000]†"),
+            "{}",
+            rows[2][2]
+        );
     }
 
     fn memcpy(threads: usize, runs: &[f64]) -> MemcpyPoint {
@@ -520,7 +1037,7 @@ mod tests {
         a.memcpy = Some(memcpy(1, &[2.0]));
         a.memcpy_parallel = Some(memcpy(2, &[3.5]));
         let b = run("other", None, &[(4096, 1.0, None)]);
-        let (sizes, rows) = comparison(&[a.clone(), b.clone()], 0);
+        let (sizes, rows) = comparison(&[a.clone(), b.clone()]);
         let runs = [a, b];
         assert_eq!(
             header(&sizes, &runs),
