@@ -229,12 +229,11 @@ pub fn ratios(
         }
     }
     for &(a, b) in compare {
-        rows.push(ratio_row(
-            format!("{} / {}", runs[a].label, runs[b].label),
-            &runs[a],
-            &runs[b],
-            sizes,
-        ));
+        let label = format!("{} / {}", runs[a].label, runs[b].label);
+        if rows.iter().any(|r| r[0] == label) {
+            continue;
+        }
+        rows.push(ratio_row(label, &runs[a], &runs[b], sizes));
     }
     rows
 }
@@ -958,7 +957,8 @@ mod tests {
         );
         aged.aged = true;
         let runs = vec![v, same, fast, va, aged];
-        let rows = ratios(&runs, 0, &[(2, 1)], &[4096]);
+        // (1, 0) repeats "same / vanilla": listed once.
+        let rows = ratios(&runs, 0, &[(2, 1), (1, 0)], &[4096]);
         let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
         // The aged run against the aged baseline, not against vanilla (the
         // aged baseline is its own: compare it with --compare).
