@@ -556,6 +556,8 @@ fn latency_plot(runs: &[RunReport], path: &str) -> Result<(), String> {
         .map_err(e)?;
     chart
         .configure_mesh()
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .x_desc("batch_max_pages (base pages per migrate_pages() batch)")
         .y_desc("first folio (us; dashed: the whole call)")
         .draw()
