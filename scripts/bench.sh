@@ -135,7 +135,16 @@ bench_kernel() {
 	busy0=$(host_busy) qemu0=$(children_cpu) t0=$(date +%s.%N)
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
 		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name" \
-		-initrd "$BENCH_DIR/$name.cpio"
+		-initrd "$BENCH_DIR/$name.cpio" &
+	local qpid=$!
+	while kill -0 "$qpid" 2>/dev/null; do
+		progress "$log"
+		sleep 5
+	done
+	wait "$qpid" || true
+	progress "$log"
+	configs_done=$((configs_done + $(finished "$log")))
+	[ ! -t 1 ] || echo
 	busy1=$(host_busy) qemu1=$(children_cpu) t1=$(date +%s.%N)
 	# What the host's CPUs did during the boot besides QEMU, in percent of
 	# one CPU: above a few percent, the round was not measured on an idle
@@ -160,6 +169,26 @@ children_cpu() {
 		n = 0
 		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
 		print n }'
+}
+
+# finished LOG: configurations a boot's console says are done (or failed).
+finished() {
+	local c
+	c=$(grep -c -a -E '^BENCH-(JSON-END|FAIL)' "$1" 2>/dev/null) || true
+	echo "${c:-0}"
+}
+
+# progress LOG: the progress bar (on a terminal) or, elsewhere, a line for
+# each configuration that ends, counted over the whole run.
+progress() {
+	local n=$((configs_done + $(finished "$1"))) total=$((BENCH_ROUNDS * $(matrix_labels | wc -l)))
+	if [ -t 1 ]; then
+		local w=$((40 * n / total))
+		printf '\r[%-40s] %d/%d configurations measured' "$(printf '%*s' "$w" '' | tr ' ' '#')" "$n" "$total"
+	elif [ "$n" != "${last_progress:-}" ]; then
+		say "bench: $n of $total configurations measured"
+	fi
+	last_progress=$n
 }
 
 # wait_idle: before a boot, wait (up to BENCH_IDLE_WAIT s, default 120) until
@@ -224,7 +253,7 @@ done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tools-bench/kernels")
 build_migbench
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
 fails=()
-boot=0
+boot=0 configs_done=0
 for round in $(seq "$BENCH_ROUNDS"); do
 	for name in "${kernels[@]}"; do
 		bench_kernel "$name" "$round"
