@@ -182,6 +182,8 @@ finished() {
 # each configuration that ends, counted over the whole run.
 progress() {
 	local n=$((configs_done + $(finished "$1"))) total=$((BENCH_ROUNDS * $(matrix_labels | wc -l)))
+	# A configuration whose run and teardown both fail says so twice.
+	[ "$n" -le "$total" ] || n=$total
 	if [ -t 1 ]; then
 		local w=$((40 * n / total))
 		printf '\r[%-40s] %d/%d configurations measured' "$(printf '%*s' "$w" '' | tr ' ' '#')" "$n" "$total"
