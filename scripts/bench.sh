@@ -132,7 +132,8 @@ bench_kernel() {
 	wait_idle
 	say "bench: boot $boot of $((BENCH_ROUNDS * ${#kernels[@]})) (round $2), the $name kernel (log: ${log#"$TOP"/})"
 	local busy0 qemu0 busy1 qemu1 t0 t1
-	busy0=$(host_busy) qemu0=$(children_cpu) t0=$(date +%s.%N)
+	children_cpu "$BENCH_DIR/cpu0"
+	busy0=$(host_busy) qemu0=$(cat "$BENCH_DIR/cpu0") t0=$(date +%s.%N)
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
 		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name" \
 		-initrd "$BENCH_DIR/$name.cpio" &
@@ -145,7 +146,8 @@ bench_kernel() {
 	progress "$log"
 	configs_done=$((configs_done + $(finished "$log")))
 	[ ! -t 1 ] || echo
-	busy1=$(host_busy) qemu1=$(children_cpu) t1=$(date +%s.%N)
+	children_cpu "$BENCH_DIR/cpu1"
+	busy1=$(host_busy) qemu1=$(cat "$BENCH_DIR/cpu1") t1=$(date +%s.%N)
 	# What the host's CPUs did during the boot besides QEMU, in percent of
 	# one CPU: above a few percent, the round was not measured on an idle
 	# host (the report lists it).
@@ -163,12 +165,16 @@ host_busy() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
 }
 
-# children_cpu: CPU seconds of this shell's finished children (QEMU).
+# children_cpu FILE: CPU seconds of this shell's finished children (QEMU
+# among them) into FILE. 'times' must run in this shell itself: a command
+# substitution's subshell would report its own, empty, children.
 children_cpu() {
-	times | awk 'NR == 2 {
+	times >"$1.times"
+	awk 'NR == 2 {
 		n = 0
 		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
-		print n }'
+		print n }' "$1.times" >"$1"
+	rm -f "$1.times"
 }
 
 # finished LOG: configurations a boot's console says are done (or failed).
