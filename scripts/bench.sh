@@ -77,6 +77,17 @@ BENCH_REQUIRED=(NUMA X86_64_ACPI_NUMA MIGRATION TRANSPARENT_HUGEPAGE DEBUG_FS)
 # checks out in turn, so that ccache serves the files the kernels share.
 build_kernel() {
 	local name=$1 rev=$2 src=$BUILD_DIR/bench-src out=$BUILD_DIR/bench-$1 o
+	# A kernel built from the same revision and configuration is reused:
+	# checking the shared worktree out again would touch the files the
+	# kernels differ in, and make would rebuild them all.
+	local stamp
+	stamp="$(git -C "$LINUX_DIR" rev-parse "$rev") $(sha256sum "$BENCH_CONFIG" | cut -c1-16)"
+	if [ -f "$out/arch/x86/boot/bzImage" ] && [ "$(cat "$out/.bench-built" 2>/dev/null)" = "$stamp" ]; then
+		say "bench: the $name kernel ($rev) in ${out#"$TOP"/} is up to date"
+		bzimage[$name]=$out/arch/x86/boot/bzImage
+		modules[$name]=$out
+		return
+	fi
 	say "bench: the $name kernel ($rev) in ${out#"$TOP"/} (log: build/bench-$name-build.log)"
 	if [ ! -d "$src" ]; then
 		git -C "$LINUX_DIR" worktree prune
@@ -102,6 +113,7 @@ build_kernel() {
 		grep -q "^CONFIG_$o=y" "$out/.config" ||
 			die "the $name bench kernel lacks CONFIG_$o (tools-bench/bench.config)"
 	done
+	echo "$stamp" >"$out/.bench-built"
 	bzimage[$name]=$out/arch/x86/boot/bzImage
 	modules[$name]=$out
 }
