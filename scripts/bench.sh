@@ -164,7 +164,10 @@ bench_kernel() {
 	# one CPU: above a few percent, the round was not measured on an idle
 	# host (the report lists it).
 	other=$(awk -v b="$((busy1 - busy0))" -v q0="$qemu0" -v q1="$qemu1" -v t0="$t0" -v t1="$t1" \
-		-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", 100 * (b / hz - (q1 - q0)) / (t1 - t0) }')
+		-v hz="$(getconf CLK_TCK)" 'BEGIN {
+			# /proc/stat and QEMU'"'"'s rusage count time apart; a few
+			# percent below zero is an idle host.
+			v = 100 * (b / hz - (q1 - q0)) / (t1 - t0); printf "%.1f", v < 0 ? 0 : v }')
 	echo "$name round $2: $(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", t1 - t0 }') s, other host CPU use ${other}% of one CPU" \
 		>>"$BENCH_DIR/host.txt"
 	tr -d '\r' <"$log" >"$log.txt"
