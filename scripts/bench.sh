@@ -45,7 +45,9 @@ fi
 BENCH_COMPARE="cpu-batch:no-migrator no-migrator:no-migrator-no-rmap
 	no-migrator-aged:no-migrator vanilla-aged:vanilla mtcopy-2t:no-migrator
 	mtcopy-2t-all:no-migrator dcbm-swdma-2ch:no-migrator"
-# The benchmark guest: two nodes of 6 GiB (the count sweep moves 4 GiB).
+# The benchmark guest: two nodes of 6 GiB (the count sweep moves 4 GiB),
+# preallocated by QEMU (a move must not wait for the host to fault in guest
+# memory: without it single moves ran up to 5x slower).
 export QEMU_ARGS=$TOP/tools-bench/qemu-bench.args
 
 # The revision of linux/ a line of tools-bench/kernels names.
@@ -308,7 +310,7 @@ mapfile -t machine < <(qemu_machine)
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<name>' -initrd <migbench initramfs> ${machine[*]}"
 	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
-	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB)"
+	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB, preallocated)"
 	echo "migbench options: $BENCH_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
 	echo "host during the boots (CPU use by other processes than QEMU, in % of one CPU): $(paste -sd';' "$BENCH_DIR/host.txt" | sed 's/;/; /g')"
 	echo "vCPU threads not pinned: 2 vCPUs and QEMU's I/O thread on 2 host CPUs; pinning one vCPU per CPU would put the I/O thread on a vCPU's CPU"
