@@ -26,6 +26,10 @@ pub struct Point {
     pub offload_batches: Option<u64>,
     pub migrator_copied: Option<u64>,
     pub migrator_fallback: Option<u64>,
+    /// The mean of each boot's measurements, once `migbench report` has
+    /// pooled the rounds (a round is one boot).
+    #[serde(default)]
+    pub boot_means: Vec<f64>,
 }
 
 impl Point {
