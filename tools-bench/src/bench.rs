@@ -253,11 +253,7 @@ fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Resul
 /// The time from the start of one move_pages() call of every folio until
 /// the first folio shows on the destination node, in microseconds: a
 /// second thread polls the first page's node while the call runs.
-fn first_folio_latency(buf: &Buffer, o: &RunOptions) -> Result<(f64, f64)> {
-    first_folio_latency_of(buf, o.total, o.to)
-}
-
-fn first_folio_latency_of(buf: &Buffer, total: u64, to: i32) -> Result<(f64, f64)> {
+fn first_folio_latency(buf: &Buffer, total: u64, to: i32) -> Result<(f64, f64)> {
     let stop = Arc::new(AtomicBool::new(false));
     let first = buf.area.ptr() as usize;
     let start = Instant::now();
@@ -293,7 +289,7 @@ fn latency_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<L
     let mut whole = Vec::new();
     for it in 0..o.iterations {
         let buf = Buffer::new(o, size, it as u64)?;
-        let (f, w) = first_folio_latency(&buf, o)?;
+        let (f, w) = first_folio_latency(&buf, o.total, o.to)?;
         first.push(f);
         whole.push(w);
         progress.step();
@@ -358,7 +354,7 @@ fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
         let (mut first, mut whole) = (Vec::new(), Vec::new());
         for it in 0..o.warmup + o.iterations {
             let mut buf = Buffer::new(o, size, it as u64)?;
-            let (f, w) = first_folio_latency_of(&buf, o.total, o.to)?;
+            let (f, w) = first_folio_latency(&buf, o.total, o.to)?;
             buf.check_node(o.total, o.to, "after the batch-sweep move")?;
             buf.check_bytes("after the batch-sweep move")?;
             if it >= o.warmup {

@@ -191,26 +191,27 @@ fn baseline_of<'a>(runs: &'a [RunReport], baseline: usize, r: &RunReport) -> &'a
     base
 }
 
+/// What a ratio compares: the single moves, or one value per boot (the
+/// mean of its moves), which shows what boot-to-boot shifts do to a ratio.
+type Unit = fn(&Point) -> MeanSd;
+
+fn moves(p: &Point) -> MeanSd {
+    p.gbps
+}
+
+fn boots(p: &Point) -> MeanSd {
+    MeanSd::of(&p.boot_means)
+}
+
 /// Throughput ratio of `a` to `b` at each of `sizes`, then the widest
 /// interval's half width ("±2.1%": every ratio of the row is known that
 /// closely).
-fn ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64]) -> Vec<String> {
-    ratio_row_by(label, a, b, sizes, |p| p.gbps)
-}
-
-/// The same with one value per boot (the mean of its measurements) as the
-/// unit: what boot-to-boot shifts do to a ratio, which an interval over
-/// the single moves leaves out.
-fn boot_ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64]) -> Vec<String> {
-    ratio_row_by(label, a, b, sizes, |p| MeanSd::of(&p.boot_means))
-}
-
-fn ratio_row_by(
+fn ratio_row(
     label: String,
     a: &RunReport,
     b: &RunReport,
     sizes: &[u64],
-    unit: impl Fn(&Point) -> MeanSd,
+    unit: Unit,
 ) -> Vec<String> {
     let mut row = vec![label];
     let mut widest: Option<f64> = None;
@@ -231,40 +232,45 @@ fn ratio_row_by(
     row
 }
 
-/// The ratios of every run to its baseline, then those `compare` asks for.
+/// The ratios of every run to its baseline, then those `compare` asks for,
+/// over the single moves.
 pub fn ratios(
     runs: &[RunReport],
     baseline: usize,
     compare: &[(usize, usize)],
     sizes: &[u64],
 ) -> Vec<Vec<String>> {
-    ratios_with(runs, baseline, compare, sizes, ratio_row)
+    ratios_by(runs, baseline, compare, sizes, moves)
 }
 
-/// The ratios with the boot as the unit.
+/// The same ratios with the boot as the unit.
 pub fn boot_ratios(
     runs: &[RunReport],
     baseline: usize,
     compare: &[(usize, usize)],
     sizes: &[u64],
 ) -> Vec<Vec<String>> {
-    ratios_with(runs, baseline, compare, sizes, boot_ratio_row)
+    ratios_by(runs, baseline, compare, sizes, boots)
 }
 
-type RowFn = fn(String, &RunReport, &RunReport, &[u64]) -> Vec<String>;
-
-fn ratios_with(
+fn ratios_by(
     runs: &[RunReport],
     baseline: usize,
     compare: &[(usize, usize)],
     sizes: &[u64],
-    ratio_row: RowFn,
+    unit: Unit,
 ) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for r in runs.iter().filter(|r| !r.points.is_empty()) {
         let b = baseline_of(runs, baseline, r);
         if b.label != r.label {
-            rows.push(ratio_row(format!("{} / {}", r.label, b.label), r, b, sizes));
+            rows.push(ratio_row(
+                format!("{} / {}", r.label, b.label),
+                r,
+                b,
+                sizes,
+                unit,
+            ));
         }
     }
     for &(a, b) in compare {
@@ -272,7 +278,7 @@ fn ratios_with(
         if rows.iter().any(|r| r[0] == label) {
             continue;
         }
-        rows.push(ratio_row(label, &runs[a], &runs[b], sizes));
+        rows.push(ratio_row(label, &runs[a], &runs[b], sizes, unit));
     }
     rows
 }
@@ -763,12 +769,27 @@ fn plot(runs: &[RunReport], sizes: &[u64], font: &str, path: &str) -> Result<(),
     Ok(())
 }
 
+/// Adds each item of `from` to the item of `into` with the same key (with
+/// `merge`), or appends it.
+fn merge_by<T, K: PartialEq>(
+    into: &mut Vec<T>,
+    from: Vec<T>,
+    key: impl Fn(&T) -> K,
+    mut merge: impl FnMut(&mut T, T),
+) {
+    for x in from {
+        match into.iter_mut().find(|q| key(q) == key(&x)) {
+            Some(q) => merge(q, x),
+            None => into.push(x),
+        }
+    }
+}
+
 /// Merges runs with the same label (the rounds of `make bench`, each from
 /// its own boot) into one: their measurements pooled, their counters added.
 pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
     let mut merged: Vec<RunReport> = Vec::new();
-    for r in runs {
-        let mut r = r;
+    for mut r in runs {
         for p in &mut r.points {
             if p.boot_means.is_empty() {
                 p.boot_means.push(p.gbps.mean);
@@ -782,47 +803,39 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
             return Err(format!("runs of '{}' measured different things", r.label));
         }
         m.iterations += r.iterations;
-        for p in r.points {
-            match m.points.iter_mut().find(|q| q.folio_bytes == p.folio_bytes) {
-                None => m.points.push(p),
-                Some(q) => {
-                    q.gbps_runs.extend(&p.gbps_runs);
-                    q.gbps = MeanSd::of(&q.gbps_runs);
-                    q.boot_means.extend(&p.boot_means);
-                    q.thp_migrated += p.thp_migrated;
-                    q.add_offload(p.offload_batches, p.migrator_copied, p.migrator_fallback);
-                }
-            }
-        }
+        merge_by(
+            &mut m.points,
+            r.points,
+            |p| p.folio_bytes,
+            |q, p| {
+                q.gbps_runs.extend(&p.gbps_runs);
+                q.gbps = MeanSd::of(&q.gbps_runs);
+                q.boot_means.extend(&p.boot_means);
+                q.thp_migrated += p.thp_migrated;
+                q.add_offload(p.offload_batches, p.migrator_copied, p.migrator_fallback);
+            },
+        );
         m.latency.extend(r.latency);
-        for b in r.batch_sweep {
-            match m
-                .batch_sweep
-                .iter_mut()
-                .find(|q| (q.folio_bytes, q.batch_pages) == (b.folio_bytes, b.batch_pages))
-            {
-                None => m.batch_sweep.push(b),
-                Some(q) => {
-                    q.first_runs.extend(&b.first_runs);
-                    q.first_folio_us = MeanSd::of(&q.first_runs);
-                    q.whole_runs.extend(&b.whole_runs);
-                    q.whole_call_us = MeanSd::of(&q.whole_runs);
-                }
-            }
-        }
-        for c in r.count_sweep {
-            match m
-                .count_sweep
-                .iter_mut()
-                .find(|q| (q.folio_bytes, q.folios) == (c.folio_bytes, c.folios))
-            {
-                None => m.count_sweep.push(c),
-                Some(q) => {
-                    q.gbps_runs.extend(&c.gbps_runs);
-                    q.gbps = MeanSd::of(&q.gbps_runs);
-                }
-            }
-        }
+        merge_by(
+            &mut m.batch_sweep,
+            r.batch_sweep,
+            |b| (b.folio_bytes, b.batch_pages),
+            |q, b| {
+                q.first_runs.extend(&b.first_runs);
+                q.first_folio_us = MeanSd::of(&q.first_runs);
+                q.whole_runs.extend(&b.whole_runs);
+                q.whole_call_us = MeanSd::of(&q.whole_runs);
+            },
+        );
+        merge_by(
+            &mut m.count_sweep,
+            r.count_sweep,
+            |c| (c.folio_bytes, c.folios),
+            |q, c| {
+                q.gbps_runs.extend(&c.gbps_runs);
+                q.gbps = MeanSd::of(&q.gbps_runs);
+            },
+        );
         for (a, b) in [
             (&mut m.memcpy, r.memcpy),
             (&mut m.memcpy_parallel, r.memcpy_parallel),
