@@ -12,7 +12,7 @@ use plotters::style::{register_font, FontStyle};
 
 use crate::args::format_size;
 use crate::output::{BatchPoint, MemcpyPoint, Point, RunReport};
-use crate::stats::{MeanSd, Ratio};
+use crate::stats::{MeanSd, NotEstimable, Ratio};
 
 const USAGE: &str = "\
 usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--out DIR] RUN.json...
@@ -121,11 +121,17 @@ fn spread_cell(m: &MeanSd, prec: usize) -> String {
     )
 }
 
-/// "0.99 [0.97, 1.01]", with a '†' when the interval excludes 1.
-pub fn ratio_cell(r: Option<Ratio>) -> String {
+/// A ratio as its table shows it: `None` where a side was not measured.
+type RatioCell = Option<Result<Ratio, NotEstimable>>;
+
+/// "0.99 [0.97, 1.01]", with a '†' when the interval excludes 1; "[n/e]"
+/// when no interval can be estimated, "-" when a side was not measured.
+pub fn ratio_cell(r: RatioCell) -> String {
     match r {
         None => "-".into(),
-        Some(r) => format!(
+        Some(Err(NotEstimable { ratio: None, .. })) => "n/e".into(),
+        Some(Err(NotEstimable { ratio: Some(x), .. })) => format!("{x:.3} [n/e]"),
+        Some(Ok(r)) => format!(
             "{:.3} [{:.3}, {:.3}]{}",
             r.ratio,
             r.lo,
@@ -219,10 +225,10 @@ fn ratio_row(
         let pa = a.points.iter().find(|p| p.folio_bytes == s);
         let pb = b.points.iter().find(|p| p.folio_bytes == s);
         let r = match (pa, pb) {
-            (Some(pa), Some(pb)) => Ratio::of(&unit(pa), &unit(pb)),
+            (Some(pa), Some(pb)) => Some(Ratio::of(&unit(pa), &unit(pb))),
             _ => None,
         };
-        if let Some(r) = r {
+        if let Some(Ok(r)) = r {
             let w = r.half_width() / r.ratio;
             widest = Some(widest.map_or(w, |x: f64| x.max(w)));
         }
@@ -359,7 +365,7 @@ pub fn count_table(runs: &[RunReport], baseline: usize) -> (Vec<String>, Vec<Vec
                 per_call
                     .iter()
                     .map(|&n| match (find(r, size, n), find(b, size, n)) {
-                        (Some(x), Some(y)) => ratio_cell(Ratio::of(&x, &y)),
+                        (Some(x), Some(y)) => ratio_cell(Some(Ratio::of(&x, &y))),
                         _ => "-".into(),
                     }),
             );
@@ -500,7 +506,9 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
           the baseline's aged run), then the pairs the comparison asks for; in brackets the \
           95% confidence interval (delta method on the log of the ratio, Welch's t). A '†' \
           marks a ratio whose interval excludes 1.00: a difference these measurements show; \
-          without it, they show none.\n\n";
+          without it, they show none. 'n/e': no interval can be estimated (fewer than two \
+          values on a side, no spread on either side, or a mean that is not a positive \
+          number), so no difference is shown either; '-': not measured on one side.\n\n";
     s += &t.ratios;
     s += "\nThe same ratios with the boot as the unit: each boot's mean is one value \
           (as many as rounds), so shifts from one boot to the next, which the intervals \
@@ -1047,6 +1055,9 @@ mod tests {
         // The widest interval of the row, as a half width.
         assert!(rows[0][2].starts_with('±') && rows[0][2].ends_with('%'));
         assert_eq!(ratio_cell(None), "-");
+        let one = MeanSd::of(&[1.0]);
+        assert_eq!(ratio_cell(Some(Ratio::of(&one, &one))), "1.000 [n/e]");
+        assert_eq!(ratio_cell(Some(Ratio::of(&one, &MeanSd::default()))), "n/e");
     }
 
     #[test]
@@ -1120,11 +1131,8 @@ mod tests {
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0][2], "2.000 ± 0.000 (0.0%)");
         assert_eq!(rows[2][0], "series / vanilla");
-        assert!(
-            rows[2][2].starts_with("2.000 [2.000, 2.000]†"),
-            "{}",
-            rows[2][2]
-        );
+        // No spread on either side: no interval, and no '†'.
+        assert_eq!(rows[2][2], "2.000 [n/e]");
     }
 
     fn memcpy(threads: usize, runs: &[f64]) -> MemcpyPoint {

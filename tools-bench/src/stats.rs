@@ -226,11 +226,21 @@ pub fn t975(df: f64) -> f64 {
 
 /// The ratio of two means with its 95% confidence interval.
 #[cfg(feature = "report")]
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ratio {
     pub ratio: f64,
     pub lo: f64,
     pub hi: f64,
+}
+
+/// A ratio without an interval, and why: the data cannot give one. It must
+/// never read as a difference the data show.
+#[cfg(feature = "report")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NotEstimable {
+    /// The ratio itself, when both means are positive numbers.
+    pub ratio: Option<f64>,
+    pub why: &'static str,
 }
 
 #[cfg(feature = "report")]
@@ -238,30 +248,45 @@ impl Ratio {
     /// `a.mean / b.mean`, the interval from the log of the ratio: its
     /// standard error by the delta method, sqrt(sd_a^2 / (n_a mean_a^2) +
     /// sd_b^2 / (n_b mean_b^2)), and Student's t with the Welch-Satterthwaite
-    /// degrees of freedom. `None` without two measurements on each side or
-    /// with a mean that is not positive.
-    pub fn of(a: &MeanSd, b: &MeanSd) -> Option<Ratio> {
-        if a.n < 2 || b.n < 2 || a.mean <= 0.0 || b.mean <= 0.0 {
-            return None;
+    /// degrees of freedom. Not estimable with a mean that is not a positive
+    /// number (NaN, infinite, zero: nothing to divide), with fewer than two
+    /// measurements on a side, or with no spread on either side - a
+    /// zero-width interval there would claim a certainty that two sets of
+    /// identical numbers (rounded, or copied) do not give.
+    pub fn of(a: &MeanSd, b: &MeanSd) -> Result<Ratio, NotEstimable> {
+        let positive = |m: &MeanSd| m.mean.is_finite() && m.mean > 0.0;
+        let ratio = a.mean / b.mean;
+        if !positive(a) || !positive(b) || !ratio.is_finite() || ratio <= 0.0 {
+            return Err(NotEstimable {
+                ratio: None,
+                why: "a mean that is not a positive number",
+            });
+        }
+        let not = |why| {
+            Err(NotEstimable {
+                ratio: Some(ratio),
+                why,
+            })
+        };
+        if a.n < 2 || b.n < 2 {
+            return not("fewer than two measurements on a side");
+        }
+        if !(a.sd.is_finite() && b.sd.is_finite() && a.sd >= 0.0 && b.sd >= 0.0) {
+            return not("a standard deviation that is not a number");
         }
         let va = (a.sd / a.mean).powi(2) / a.n as f64;
         let vb = (b.sd / b.mean).powi(2) / b.n as f64;
-        let ratio = a.mean / b.mean;
         let se = (va + vb).sqrt();
         if se == 0.0 {
-            return Some(Ratio {
-                ratio,
-                lo: ratio,
-                hi: ratio,
-            });
+            return not("no spread on either side");
         }
         let df = (va + vb).powi(2) / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
         let k = (t975(df) * se).exp();
-        Some(Ratio {
-            ratio,
-            lo: ratio / k,
-            hi: ratio * k,
-        })
+        let (lo, hi) = (ratio / k, ratio * k);
+        if !(se.is_finite() && lo.is_finite() && hi.is_finite() && lo > 0.0) {
+            return not("an interval beyond the range of numbers");
+        }
+        Ok(Ratio { ratio, lo, hi })
     }
 
     /// Whether the interval excludes 1: a difference this data shows.
@@ -391,7 +416,7 @@ mod tests {
     fn ratio_intervals() {
         let a = MeanSd::of(&[2.0, 2.2, 1.8, 2.0]);
         let b = MeanSd::of(&[1.0, 1.1, 0.9, 1.0]);
-        let r = Ratio::of(&a, &b).unwrap();
+        let r = Ratio::of(&a, &b).expect("estimable");
         assert!((r.ratio - 2.0).abs() < 1e-12);
         assert!(r.lo < 2.0 && r.hi > 2.0 && r.significant());
         // The interval is symmetric on the log scale.
@@ -404,9 +429,55 @@ mod tests {
         // Overlapping sets: not significant.
         let c = MeanSd::of(&[1.05, 0.95, 1.1, 0.9]);
         assert!(!Ratio::of(&c, &b).unwrap().significant());
-        // Too few measurements, or no rate.
-        assert_eq!(Ratio::of(&MeanSd::of(&[1.0]), &b), None);
-        assert_eq!(Ratio::of(&MeanSd::default(), &b), None);
         assert_eq!(MeanSd::of(&[2.0, 4.0]).rel_sd(), 2f64.sqrt() / 3.0);
+    }
+
+    #[cfg(feature = "report")]
+    #[test]
+    fn ratios_without_an_interval_are_not_estimable() {
+        let b = MeanSd::of(&[1.0, 1.1, 0.9, 1.0]);
+        let not = |a: &MeanSd, b: &MeanSd| Ratio::of(a, b).err().map(|e| e.ratio);
+        // Too few measurements: the ratio, no interval.
+        assert_eq!(not(&MeanSd::of(&[2.0]), &b), Some(Some(2.0)));
+        assert_eq!(not(&b, &MeanSd::of(&[2.0])), Some(Some(0.5)));
+        // No spread on either side: not a zero-width, "significant"
+        // interval.
+        let two = MeanSd::of(&[2.0, 2.0, 2.0]);
+        let one = MeanSd::of(&[1.0, 1.0]);
+        let e = Ratio::of(&two, &one).expect_err("no spread");
+        assert_eq!((e.ratio, e.why), (Some(2.0), "no spread on either side"));
+        // No spread on one side only: the other side's spread is the
+        // interval.
+        let r = Ratio::of(&two, &b).expect("one side spreads");
+        assert!(r.lo < 2.0 && r.hi > 2.0);
+        // Means that are not positive numbers: no ratio at all.
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let m = MeanSd {
+                mean: bad,
+                sd: 0.1,
+                n: 4,
+            };
+            assert_eq!(not(&m, &b), Some(None), "mean {bad}");
+            assert_eq!(not(&b, &m), Some(None), "mean {bad}");
+        }
+        assert_eq!(not(&MeanSd::default(), &b), Some(None));
+        // A ratio beyond f64, and a spread that is not a number.
+        let tiny = MeanSd {
+            mean: 1e-300,
+            sd: 1e-301,
+            n: 4,
+        };
+        let huge = MeanSd {
+            mean: 1e300,
+            sd: 1e299,
+            n: 4,
+        };
+        assert_eq!(not(&huge, &tiny), Some(None));
+        let nan_sd = MeanSd {
+            mean: 1.0,
+            sd: f64::NAN,
+            n: 4,
+        };
+        assert_eq!(not(&nan_sd, &b), Some(Some(1.0)));
     }
 }
