@@ -12,7 +12,7 @@ use plotters::style::{register_font, FontStyle};
 
 use crate::args::format_size;
 use crate::output::{BatchPoint, MemcpyPoint, Point, RunReport};
-use crate::stats::{MeanSd, NotEstimable, Ratio};
+use crate::stats::{holm, MeanSd, NotEstimable, Ratio};
 
 const USAGE: &str = "\
 usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--out DIR] RUN.json...
@@ -124,9 +124,15 @@ fn spread_cell(m: &MeanSd, prec: usize) -> String {
 /// A ratio as its table shows it: `None` where a side was not measured.
 type RatioCell = Option<Result<Ratio, NotEstimable>>;
 
-/// "0.99 [0.97, 1.01]", with a '†' when the interval excludes 1; "[n/e]"
-/// when no interval can be estimated, "-" when a side was not measured.
-pub fn ratio_cell(r: RatioCell) -> String {
+/// The familywise error rate of the Holm-Bonferroni marks, and the level of
+/// every interval.
+const ALPHA: f64 = 0.05;
+
+/// "0.99 [0.97, 1.01]", with a '†' when the interval excludes 1, a '‡' when
+/// the difference also survives the Holm-Bonferroni adjustment over its
+/// table (`holm`); "[n/e]" when no interval can be estimated, "-" when a
+/// side was not measured.
+pub fn ratio_cell(r: RatioCell, holm: bool) -> String {
     match r {
         None => "-".into(),
         Some(Err(NotEstimable { ratio: None, .. })) => "n/e".into(),
@@ -136,9 +142,60 @@ pub fn ratio_cell(r: RatioCell) -> String {
             r.ratio,
             r.lo,
             r.hi,
-            if r.significant() { "†" } else { "" }
+            match (r.significant(), holm) {
+                (true, true) => "‡",
+                (true, false) => "†",
+                _ => "",
+            }
         ),
     }
+}
+
+/// A row of a ratio table before its marks are known: the leading cells
+/// (the label, and for the count table the folio size), then the ratios.
+struct RatioRow {
+    head: Vec<String>,
+    cells: Vec<RatioCell>,
+}
+
+/// The rows of one ratio table as text. Each table is one family of
+/// comparisons: a '†' for every interval that excludes 1 would, over the
+/// dozens of ratios of a table, mark some differences that are not there,
+/// so the Holm-Bonferroni adjustment runs over the p-values of all the
+/// table's estimable ratios and '‡' marks those that survive it. With
+/// `widest`, each row ends with its widest interval as a half width
+/// ("±2.1%": every ratio of the row is known that closely).
+fn render_ratios(rows: &[RatioRow], widest: bool) -> Vec<Vec<String>> {
+    let p: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| &r.cells)
+        .filter_map(|c| match c {
+            Some(Ok(r)) => Some(r.p),
+            _ => None,
+        })
+        .collect();
+    let mut survives = holm(&p, ALPHA).into_iter();
+    rows.iter()
+        .map(|row| {
+            let mut out = row.head.clone();
+            let mut w: Option<f64> = None;
+            for &c in &row.cells {
+                let h = match c {
+                    Some(Ok(r)) => {
+                        let x = r.half_width() / r.ratio;
+                        w = Some(w.map_or(x, |y| y.max(x)));
+                        survives.next().unwrap_or(false)
+                    }
+                    _ => false,
+                };
+                out.push(ratio_cell(c, h));
+            }
+            if widest {
+                out.push(w.map_or("-".into(), |w| format!("±{:.1}%", w * 100.0)));
+            }
+            out
+        })
+        .collect()
 }
 
 /// The folio sizes of the runs' throughput tables, in order.
@@ -209,33 +266,20 @@ fn boots(p: &Point) -> MeanSd {
     MeanSd::of(&p.boot_means)
 }
 
-/// Throughput ratio of `a` to `b` at each of `sizes`, then the widest
-/// interval's half width ("±2.1%": every ratio of the row is known that
-/// closely).
-fn ratio_row(
-    label: String,
-    a: &RunReport,
-    b: &RunReport,
-    sizes: &[u64],
-    unit: Unit,
-) -> Vec<String> {
-    let mut row = vec![label];
-    let mut widest: Option<f64> = None;
-    for &s in sizes {
-        let pa = a.points.iter().find(|p| p.folio_bytes == s);
-        let pb = b.points.iter().find(|p| p.folio_bytes == s);
-        let r = match (pa, pb) {
-            (Some(pa), Some(pb)) => Some(Ratio::of(&unit(pa), &unit(pb))),
-            _ => None,
-        };
-        if let Some(Ok(r)) = r {
-            let w = r.half_width() / r.ratio;
-            widest = Some(widest.map_or(w, |x: f64| x.max(w)));
-        }
-        row.push(ratio_cell(r));
+/// Throughput ratio of `a` to `b` at each of `sizes`.
+fn ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64], unit: Unit) -> RatioRow {
+    let cells = sizes
+        .iter()
+        .map(|&s| {
+            let pa = a.points.iter().find(|p| p.folio_bytes == s)?;
+            let pb = b.points.iter().find(|p| p.folio_bytes == s)?;
+            Some(Ratio::of(&unit(pa), &unit(pb)))
+        })
+        .collect();
+    RatioRow {
+        head: vec![label],
+        cells,
     }
-    row.push(widest.map_or("-".into(), |w| format!("±{:.1}%", w * 100.0)));
-    row
 }
 
 /// The ratios of every run to its baseline, then those `compare` asks for,
@@ -281,12 +325,12 @@ fn ratios_by(
     }
     for &(a, b) in compare {
         let label = format!("{} / {}", runs[a].label, runs[b].label);
-        if rows.iter().any(|r| r[0] == label) {
+        if rows.iter().any(|r: &RatioRow| r.head[0] == label) {
             continue;
         }
         rows.push(ratio_row(label, &runs[a], &runs[b], sizes, unit));
     }
-    rows
+    render_ratios(&rows, true)
 }
 
 /// The first-folio latency table: one row per run, folio size and batch
@@ -354,24 +398,23 @@ pub fn count_table(runs: &[RunReport], baseline: usize) -> (Vec<String>, Vec<Vec
             rows.push(row);
         }
     }
+    let mut ratio_rows = Vec::new();
     for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
         let b = baseline_of(runs, baseline, r);
         if b.label == r.label || b.count_sweep.is_empty() {
             continue;
         }
         for &size in &folio_sizes {
-            let mut row = vec![format!("{} / {}", r.label, b.label), format_size(size)];
-            row.extend(
-                per_call
+            ratio_rows.push(RatioRow {
+                head: vec![format!("{} / {}", r.label, b.label), format_size(size)],
+                cells: per_call
                     .iter()
-                    .map(|&n| match (find(r, size, n), find(b, size, n)) {
-                        (Some(x), Some(y)) => ratio_cell(Some(Ratio::of(&x, &y))),
-                        _ => "-".into(),
-                    }),
-            );
-            rows.push(row);
+                    .map(|&n| Some(Ratio::of(&find(r, size, n)?, &find(b, size, n)?)))
+                    .collect(),
+            });
         }
     }
+    rows.extend(render_ratios(&ratio_rows, false));
     (head, rows)
 }
 
@@ -505,8 +548,12 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
     s += "Throughput ratio of each configuration to its baseline (runs of aged memory to \
           the baseline's aged run), then the pairs the comparison asks for; in brackets the \
           95% confidence interval (delta method on the log of the ratio, Welch's t). A '†' \
-          marks a ratio whose interval excludes 1.00: a difference these measurements show; \
-          without it, they show none. 'n/e': no interval can be estimated (fewer than two \
+          marks a ratio whose interval excludes 1.00, taken alone; a '‡' one whose \
+          difference also survives the Holm-Bonferroni adjustment over all the ratios of \
+          its table (familywise error 5%; the p-values from the same t statistic, the log \
+          of the ratio over its standard error at the Welch degrees of freedom). Over the \
+          dozens of ratios of a table, some '†' are expected by chance alone: a difference \
+          these measurements show is a '‡'; without a mark, they show none. 'n/e': no interval can be estimated (fewer than two \
           values on a side, no spread on either side, or a mean that is not a positive \
           number), so no difference is shown either; '-': not measured on one side.\n\n";
     s += &t.ratios;
@@ -527,7 +574,8 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
     if let Some(c) = &t.count {
         s += "\n## Throughput by folios per call\n\n";
         s += "GB/s of one move_pages() call of N folios, mean ± sd (relative sd); then the \
-              ratios to the baseline with their 95% intervals.\n\n";
+              ratios to the baseline with their 95% intervals, marked as above (the Holm \
+              adjustment over the ratios of this table).\n\n";
         s += c;
     }
     s += "\n## Setup\n\n";
@@ -1049,15 +1097,64 @@ mod tests {
                 "fast / same"
             ]
         );
-        assert!(rows[0][1].starts_with("1.000 [") && !rows[0][1].ends_with('†'));
-        assert!(rows[1][1].starts_with("2.000 [") && rows[1][1].ends_with('†'));
+        assert!(rows[0][1].starts_with("1.000 [") && !marked(&rows[0][1]));
+        // Far apart: it survives the Holm adjustment over the table.
+        assert!(rows[1][1].starts_with("2.000 [") && rows[1][1].ends_with('‡'));
         assert!(rows[2][1].starts_with("1.000 ["), "{}", rows[2][1]);
         // The widest interval of the row, as a half width.
         assert!(rows[0][2].starts_with('±') && rows[0][2].ends_with('%'));
-        assert_eq!(ratio_cell(None), "-");
+        assert_eq!(ratio_cell(None, false), "-");
         let one = MeanSd::of(&[1.0]);
-        assert_eq!(ratio_cell(Some(Ratio::of(&one, &one))), "1.000 [n/e]");
-        assert_eq!(ratio_cell(Some(Ratio::of(&one, &MeanSd::default()))), "n/e");
+        assert_eq!(ratio_cell(Some(Ratio::of(&one, &one)), true), "1.000 [n/e]");
+        assert_eq!(
+            ratio_cell(Some(Ratio::of(&one, &MeanSd::default())), true),
+            "n/e"
+        );
+    }
+
+    /// Whether a ratio cell shows a difference, with or without the Holm
+    /// adjustment.
+    fn marked(cell: &str) -> bool {
+        cell.ends_with('†') || cell.ends_with('‡')
+    }
+
+    #[test]
+    fn holm_marks_what_survives_the_table() {
+        let v = with_runs(
+            run("vanilla", None, &[(4096, 0.0, None), (8192, 0.0, None)]),
+            4096,
+            &[1.0, 1.02, 0.98, 1.0],
+        );
+        let v = with_runs(v, 8192, &[1.0, 1.02, 0.98, 1.0]);
+        // At 4K far apart (p ~ 1e-6); at 8K just outside the interval
+        // (p ~ 0.03): significant alone, not among the table's 4 ratios.
+        let a = with_runs(
+            run("a", None, &[(4096, 0.0, None), (8192, 0.0, None)]),
+            4096,
+            &[1.5, 1.53, 1.47, 1.5],
+        );
+        let a = with_runs(a, 8192, &[1.035, 1.055, 1.015, 1.035]);
+        let b = with_runs(
+            run("b", None, &[(4096, 0.0, None), (8192, 0.0, None)]),
+            4096,
+            &[1.0, 1.01, 0.99, 1.0],
+        );
+        let b = with_runs(b, 8192, &[1.0, 1.01, 0.99, 1.0]);
+        let runs = vec![v, a, b];
+        let rows = ratios(&runs, 0, &[], &[4096, 8192]);
+        assert_eq!(rows[0][0], "a / vanilla");
+        assert!(rows[0][1].ends_with('‡'), "{}", rows[0][1]);
+        let r = Ratio::of(&runs[1].points[1].gbps, &runs[0].points[1].gbps).expect("estimable");
+        assert!(
+            r.significant() && r.p > ALPHA / 4.0 && r.p < ALPHA,
+            "p {}",
+            r.p
+        );
+        assert!(rows[0][2].ends_with('†'), "{}", rows[0][2]);
+        assert!(!marked(&rows[1][1]) && !marked(&rows[1][2]));
+        // The same borderline ratio alone in its table: the plain test.
+        let alone = ratios(&runs[..2], 0, &[], &[8192]);
+        assert!(alone[0][1].ends_with('‡'), "{}", alone[0][1]);
     }
 
     #[test]
@@ -1090,8 +1187,8 @@ mod tests {
         let boots = boot_ratios(&m, 0, &[], &[4096]);
         // Over the single moves the 2% difference looks certain; with the
         // boot as the unit it is not shown.
-        assert!(moves[0][1].ends_with('†'), "{}", moves[0][1]);
-        assert!(!boots[0][1].ends_with('†'), "{}", boots[0][1]);
+        assert!(marked(&moves[0][1]), "{}", moves[0][1]);
+        assert!(!marked(&boots[0][1]), "{}", boots[0][1]);
         assert!(boots[0][1].starts_with("0.980 ["));
     }
 

@@ -231,6 +231,11 @@ pub struct Ratio {
     pub ratio: f64,
     pub lo: f64,
     pub hi: f64,
+    /// The two-sided p-value of the same t statistic (the log of the ratio
+    /// over its standard error, Welch's df): below 0.05 exactly when the
+    /// interval excludes 1, and what a correction for many comparisons
+    /// works with.
+    pub p: f64,
 }
 
 /// A ratio without an interval, and why: the data cannot give one. It must
@@ -286,7 +291,8 @@ impl Ratio {
         if !(se.is_finite() && lo.is_finite() && hi.is_finite() && lo > 0.0) {
             return not("an interval beyond the range of numbers");
         }
-        Ok(Ratio { ratio, lo, hi })
+        let p = 2.0 * t_upper_tail(ratio.ln().abs() / se, df);
+        Ok(Ratio { ratio, lo, hi, p })
     }
 
     /// Whether the interval excludes 1: a difference this data shows.
@@ -298,6 +304,26 @@ impl Ratio {
     pub fn half_width(&self) -> f64 {
         (self.hi - self.lo) / 2.0
     }
+}
+
+/// The Holm-Bonferroni procedure at familywise level `alpha`: which of the
+/// hypotheses with p-values `p` it rejects. The smallest p-value is held to
+/// alpha/m, the next to alpha/(m - 1), and so on until one fails; that one
+/// and all larger stand. A NaN p-value is never rejected (and counts in m).
+#[cfg(feature = "report")]
+pub fn holm(p: &[f64], alpha: f64) -> Vec<bool> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    // total_cmp puts NaN after every number.
+    order.sort_by(|&i, &j| p[i].total_cmp(&p[j]));
+    let mut rejected = vec![false; m];
+    for (k, &i) in order.iter().enumerate() {
+        if p[i].is_nan() || p[i] > alpha / (m - k) as f64 {
+            break;
+        }
+        rejected[i] = true;
+    }
+    rejected
 }
 
 #[cfg(feature = "report")]
@@ -430,6 +456,51 @@ mod tests {
         let c = MeanSd::of(&[1.05, 0.95, 1.1, 0.9]);
         assert!(!Ratio::of(&c, &b).unwrap().significant());
         assert_eq!(MeanSd::of(&[2.0, 4.0]).rel_sd(), 2f64.sqrt() / 3.0);
+    }
+
+    #[cfg(feature = "report")]
+    #[test]
+    fn p_values_agree_with_the_intervals() {
+        let b = MeanSd::of(&[1.0, 1.1, 0.9, 1.0]);
+        // From far apart to the same: p rises, and is below 0.05 exactly
+        // when the interval excludes 1.
+        let mut last = 0.0;
+        for shift in [1.0, 0.5, 0.2, 0.15, 0.12, 0.1, 0.05, 0.0] {
+            let a = MeanSd::of(&[1.0 + shift, 1.1 + shift, 0.9 + shift, 1.0 + shift]);
+            let r = Ratio::of(&a, &b).expect("estimable");
+            assert!(r.p >= last, "shift {shift}: p {} < {last}", r.p);
+            assert_eq!(r.p < 0.05, r.significant(), "shift {shift}: p {}", r.p);
+            last = r.p;
+        }
+        assert!((last - 1.0).abs() < 1e-12);
+        // The same t: the log ratio over the standard error the interval
+        // was made with, at df 6 (the same relative spread on both sides,
+        // n = 4).
+        let a = MeanSd::of(&[1.2, 1.32, 1.08, 1.2]);
+        let r = Ratio::of(&a, &b).expect("estimable");
+        let se = (r.hi / r.ratio).ln() / t975(6.0);
+        assert!((2.0 * t_upper_tail(r.ratio.ln() / se, 6.0) - r.p).abs() < 1e-12);
+    }
+
+    #[cfg(feature = "report")]
+    #[test]
+    fn holm_steps_down() {
+        // Sorted: 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop.
+        assert_eq!(
+            holm(&[0.01, 0.04, 0.03, 0.005], 0.05),
+            [true, false, false, true]
+        );
+        // All below their thresholds.
+        assert_eq!(holm(&[0.04, 0.001, 0.02], 0.05), [true, true, true]);
+        // One comparison: the plain test.
+        assert_eq!(holm(&[0.049], 0.05), [true]);
+        assert_eq!(holm(&[0.051], 0.05), [false]);
+        // Significant alone, not over 10 comparisons.
+        assert_eq!(holm(&[0.01; 10], 0.05), [false; 10]);
+        // A NaN is never rejected, and still counts.
+        assert_eq!(holm(&[f64::NAN, 0.02], 0.05), [false, true]);
+        assert_eq!(holm(&[f64::NAN, 0.03], 0.05), [false, false]);
+        assert!(holm(&[], 0.05).is_empty());
     }
 
     #[cfg(feature = "report")]
