@@ -18,7 +18,8 @@ const USAGE: &str = "\
 usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--out DIR] RUN.json...
   --baseline LABEL  the run the ratios are against (default: 'vanilla' if
                     present, else the first); runs measured with --age are
-                    compared with LABEL-aged
+                    compared with LABEL-aged (without it, not at all: the
+                    report says so)
   --compare A:B     also the ratios of run A to run B, with their intervals
   --meta FILE       'key: value' lines describing the setup, for the report
   --out DIR         write DIR/report.md, DIR/results.json and DIR/plot.png
@@ -242,16 +243,40 @@ pub fn comparison(runs: &[RunReport]) -> (Vec<u64>, Vec<Vec<String>>) {
 }
 
 /// The run a run's ratios are against: the baseline, or for a run of aged
-/// memory the baseline's aged run ("LABEL-aged") when there is one.
-fn baseline_of<'a>(runs: &'a [RunReport], baseline: usize, r: &RunReport) -> &'a RunReport {
+/// memory the baseline's aged run ("LABEL-aged"). Without that run, why
+/// there is no ratio: against the baseline on fresh memory, the ratio would
+/// credit the configuration with what aging the memory costs or saves.
+fn baseline_of<'a>(
+    runs: &'a [RunReport],
+    baseline: usize,
+    r: &RunReport,
+) -> Result<&'a RunReport, String> {
     let base = &runs[baseline];
-    if r.aged && !base.aged {
-        let aged = format!("{}-aged", base.label);
-        if let Some(a) = runs.iter().find(|x| x.label == aged) {
-            return a;
+    if !r.aged || base.aged {
+        return Ok(base);
+    }
+    let aged = format!("{}-aged", base.label);
+    runs.iter().find(|x| x.label == aged).ok_or_else(|| {
+        format!(
+            "{} (aged memory, --age) has no ratio to the baseline: there is no {aged} run, \
+             and {} measured fresh memory",
+            r.label, base.label
+        )
+    })
+}
+
+/// Why runs have no ratio to their baseline, for the report to say (each
+/// once).
+pub fn missing_baselines(runs: &[RunReport], baseline: usize) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for r in runs {
+        if let Err(e) = baseline_of(runs, baseline, r) {
+            if !v.contains(&e) {
+                v.push(e);
+            }
         }
     }
-    base
+    v
 }
 
 /// What a ratio compares: the single moves, or one value per boot (the
@@ -312,7 +337,10 @@ fn ratios_by(
 ) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for r in runs.iter().filter(|r| !r.points.is_empty()) {
-        let b = baseline_of(runs, baseline, r);
+        // A run without its baseline is listed by missing_baselines().
+        let Ok(b) = baseline_of(runs, baseline, r) else {
+            continue;
+        };
         if b.label != r.label {
             rows.push(ratio_row(
                 format!("{} / {}", r.label, b.label),
@@ -400,7 +428,9 @@ pub fn count_table(runs: &[RunReport], baseline: usize) -> (Vec<String>, Vec<Vec
     }
     let mut ratio_rows = Vec::new();
     for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
-        let b = baseline_of(runs, baseline, r);
+        let Ok(b) = baseline_of(runs, baseline, r) else {
+            continue;
+        };
         if b.label == r.label || b.count_sweep.is_empty() {
             continue;
         }
@@ -495,6 +525,8 @@ pub fn markdown_table(head: &[String], rows: &[Vec<String>]) -> String {
 
 /// The report's tables, as Markdown.
 pub struct Tables {
+    /// Runs that have no ratio to the baseline, and why.
+    pub missing: Vec<String>,
     pub throughput: String,
     pub ratios: String,
     pub boot_ratios: String,
@@ -557,6 +589,12 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
           values on a side, no spread on either side, or a mean that is not a positive \
           number), so no difference is shown either; '-': not measured on one side.\n\n";
     s += &t.ratios;
+    if !t.missing.is_empty() {
+        s += "\nNot compared with the baseline:\n\n";
+        for m in &t.missing {
+            let _ = writeln!(s, "- {m}.");
+        }
+    }
     s += "\nThe same ratios with the boot as the unit: each boot's mean is one value \
           (as many as rounds), so shifts from one boot to the next, which the intervals \
           above leave out, widen these. A claim holds when both agree.\n\n";
@@ -949,6 +987,10 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     print!("{}", text_table(&head, &rows));
     println!();
     print!("{}", text_table(&ratio_head, &ratio_rows));
+    let missing = missing_baselines(&runs, baseline);
+    for m in &missing {
+        println!("not compared with the baseline: {m}");
+    }
     println!();
     print!("{}", text_table(&ratio_head, &boot_rows));
     if !batch_rows.is_empty() {
@@ -966,6 +1008,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     };
     fs::create_dir_all(out).map_err(|e| format!("create {out}: {e}"))?;
     let tables = Tables {
+        missing,
         throughput: markdown_table(&head, &rows),
         ratios: markdown_table(&ratio_head, &ratio_rows),
         boot_ratios: markdown_table(&ratio_head, &boot_rows),
@@ -1116,6 +1159,66 @@ mod tests {
     /// adjustment.
     fn marked(cell: &str) -> bool {
         cell.ends_with('†') || cell.ends_with('‡')
+    }
+
+    #[test]
+    fn aged_runs_without_an_aged_baseline_say_so() {
+        let v = with_runs(
+            run("vanilla", None, &[(4096, 0.0, None)]),
+            4096,
+            &[1.0, 1.01, 0.99, 1.0],
+        );
+        let mut aged = with_runs(
+            run("series-aged", None, &[(4096, 0.0, None)]),
+            4096,
+            &[2.0, 2.02, 1.98, 2.0],
+        );
+        aged.aged = true;
+        aged.count_sweep.push(crate::output::CountPoint {
+            folio_bytes: 2 << 20,
+            folios: 8,
+            gbps_runs: vec![2.0, 2.1],
+            gbps: MeanSd::of(&[2.0, 2.1]),
+        });
+        let mut fresh = aged.clone();
+        fresh.label = "series".into();
+        fresh.aged = false;
+        let mut sweep_base = v.clone();
+        sweep_base.count_sweep = fresh.count_sweep.clone();
+        let runs = vec![sweep_base, fresh, aged];
+        // No "series-aged / vanilla": vanilla is fresh memory.
+        let rows = ratios(&runs, 0, &[], &[4096]);
+        let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(labels, ["series / vanilla"]);
+        let (_, count) = count_table(&runs, 0);
+        assert!(count.iter().all(|r| r[0] != "series-aged / vanilla"));
+        let missing = missing_baselines(&runs, 0);
+        assert_eq!(missing.len(), 1);
+        assert!(
+            missing[0].starts_with("series-aged (aged memory, --age) has no ratio")
+                && missing[0].contains("no vanilla-aged run"),
+            "{}",
+            missing[0]
+        );
+        let t = Tables {
+            missing,
+            throughput: String::new(),
+            ratios: String::new(),
+            boot_ratios: String::new(),
+            batch: None,
+            count: None,
+        };
+        let md = markdown(&runs, 0, "", &t);
+        assert!(md.contains("Not compared with the baseline:\n\n- series-aged (aged memory"));
+        // With the aged baseline, nothing is missing.
+        let mut va = runs[0].clone();
+        va.label = "vanilla-aged".into();
+        va.aged = true;
+        let mut with = runs.clone();
+        with.push(va);
+        assert!(missing_baselines(&with, 0).is_empty());
+        let rows = ratios(&with, 0, &[], &[4096]);
+        assert!(rows.iter().any(|r| r[0] == "series-aged / vanilla-aged"));
     }
 
     #[test]
