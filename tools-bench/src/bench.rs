@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Instant;
 
 use crate::args::{format_size, RunOptions};
-use crate::output::{BatchPoint, CountPoint, LatencyPoint, MemcpyPoint, Point, RunReport};
+use crate::output::{BatchPoint, CountPoint, LatencyPoint, MemcpyPoint, Offload, Point, RunReport};
 use crate::progress::Progress;
 use crate::stats::{MeanSd, Percentiles};
 use crate::sys::{self, Area, Result, ThpSettings};
@@ -22,9 +22,7 @@ fn pattern(word: usize, seed: u64) -> u64 {
 struct Deltas {
     pgmigrate_success: u64,
     thp_migration_success: u64,
-    offload_batches: Option<u64>,
-    offload_copied: Option<u64>,
-    offload_fallback: Option<u64>,
+    offload: Offload,
 }
 
 fn deltas(
@@ -38,10 +36,82 @@ fn deltas(
     Deltas {
         pgmigrate_success: d("pgmigrate_success").unwrap_or(0),
         thp_migration_success: d("thp_migration_success").unwrap_or(0),
-        offload_batches: d("pgmigrate_offload_batch"),
-        offload_copied: d("pgmigrate_offload_copied"),
-        offload_fallback: d("pgmigrate_offload_fallback"),
+        offload: Offload {
+            batches: d("pgmigrate_offload_batch"),
+            copied: d("pgmigrate_offload_copied"),
+            fallback: d("pgmigrate_offload_fallback"),
+        },
     }
+}
+
+/// Splits so far of folios of `size` (the mTHP stats) and of PMD THPs
+/// (vmstat).
+fn splits(size: u64) -> u64 {
+    let mthp = sys::read_trimmed(&format!(
+        "{}/hugepages-{}kB/stats/split",
+        sys::THP_DIR,
+        size >> 10
+    ))
+    .ok()
+    .and_then(|s| s.parse::<u64>().ok());
+    let pmd = sys::vmstat()
+        .ok()
+        .and_then(|v| v.get("thp_split_page").copied());
+    mthp.unwrap_or(0) + pmd.unwrap_or(0)
+}
+
+/// One move of the `total` bytes of `buf` by `mv`, with the checks every
+/// measured move passes, in the throughput table and in the sweeps alike:
+/// every page on the destination node, every byte as written,
+/// pgmigrate_success grown by exactly the pages moved (no other migration
+/// ran, none was left out) and no folio split (a split folio is moved as
+/// small pages: not the size measured). `what` names the point in errors.
+fn checked_move<T>(
+    o: &RunOptions,
+    buf: &mut Buffer,
+    total: u64,
+    what: &str,
+    mv: impl FnOnce(&Buffer) -> Result<T>,
+) -> Result<(T, Deltas)> {
+    let pages = total / sys::page_size();
+    let split_before = splits(buf.folio_size);
+    let before = sys::vmstat()?;
+    let out = mv(buf)?;
+    let d = deltas(&before, &sys::vmstat()?);
+    let split = splits(buf.folio_size).saturating_sub(split_before);
+    buf.check_node(total, o.to, &format!("{what}: after the move"))?;
+    buf.check_bytes(&format!("{what}: after the move"))?;
+    if d.pgmigrate_success != pages {
+        return Err(format!(
+            "{what}: pgmigrate_success grew by {}, want {pages}: other migrations ran, or pages were not moved",
+            d.pgmigrate_success
+        ));
+    }
+    if split != 0 {
+        return Err(format!("{what}: the move split {split} folios"));
+    }
+    Ok((out, d))
+}
+
+/// The offload checks of a point (a throughput cell or a sweep point) over
+/// its measured moves of `folios` folios in all: with --migrator none no
+/// batch may have been offloaded, and with --require-offload the migrator
+/// must have copied every folio. Where neither is asked, the report marks a
+/// point the migrator did not copy whole.
+fn check_offload(o: &RunOptions, what: &str, offload: &Offload, folios: u64) -> Result<()> {
+    if o.migrator.as_deref() == Some("") && offload.batches.unwrap_or(0) != 0 {
+        return Err(format!(
+            "{what}: {} batches were offloaded with no migrator registered",
+            offload.batches.unwrap_or(0)
+        ));
+    }
+    if o.require_offload && offload.copied != Some(folios) {
+        return Err(format!(
+            "{what}: the migrator copied {:?} of {folios} folios; --require-offload",
+            offload.copied
+        ));
+    }
+    Ok(())
 }
 
 /// Memory of `folio_size` folios on the source node, filled and checked.
@@ -182,21 +252,10 @@ fn configure(o: &RunOptions) -> Result<()> {
 }
 
 fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Point> {
-    let ps = sys::page_size();
     let folios = o.total / size;
+    let what = format_size(size);
     let mut gbps = Vec::new();
     let mut p = Point::new(size, folios);
-    // Splits of folios of this size (mTHP stats) or of PMD THPs (vmstat).
-    let split_stat = format!("{}/hugepages-{}kB/stats/split", sys::THP_DIR, size >> 10);
-    let splits = || -> u64 {
-        let mthp = sys::read_trimmed(&split_stat)
-            .ok()
-            .and_then(|s| s.parse().ok());
-        let pmd = sys::vmstat()
-            .ok()
-            .and_then(|v| v.get("thp_split_page").copied());
-        mthp.unwrap_or(0) + pmd.unwrap_or(0)
-    };
     for it in 0..o.warmup {
         let buf = Buffer::new(o, size, 1000 + it as u64)?;
         move_all(&buf, o.total, o.to, folios as usize)?;
@@ -204,49 +263,18 @@ fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Resul
     }
     for it in 0..o.iterations {
         let mut buf = Buffer::new(o, size, it as u64)?;
-        let split_before = splits();
-        let before = sys::vmstat()?;
-        let secs: f64 = move_all(&buf, o.total, o.to, folios as usize)?.iter().sum();
-        let d = deltas(&before, &sys::vmstat()?);
-        let split = splits() - split_before;
-        buf.check_node(o.total, o.to, "after the move")?;
-        buf.check_bytes("after the move")?;
-        if d.pgmigrate_success != o.total / ps {
-            return Err(format!(
-                "{}: pgmigrate_success grew by {}, want {}: other migrations ran, or pages were not moved",
-                format_size(size),
-                d.pgmigrate_success,
-                o.total / ps
-            ));
-        }
-        if split != 0 {
-            return Err(format!(
-                "{}: the move split {split} folios",
-                format_size(size)
-            ));
-        }
+        let (times, d) = checked_move(o, &mut buf, o.total, &what, |b| {
+            move_all(b, o.total, o.to, folios as usize)
+        })?;
+        let secs: f64 = times.iter().sum();
         gbps.push(o.total as f64 / secs / 1e9);
         p.thp_migrated += d.thp_migration_success;
-        p.add_offload(d.offload_batches, d.offload_copied, d.offload_fallback);
+        p.offload.add(d.offload);
         progress.step();
     }
     p.gbps_runs = gbps.clone();
     p.gbps = MeanSd::of(&gbps);
-    if o.migrator.as_deref() == Some("") && p.offload_batches.unwrap_or(0) != 0 {
-        return Err(format!(
-            "{}: {} batches were offloaded with no migrator registered",
-            format_size(size),
-            p.offload_batches.unwrap_or(0)
-        ));
-    }
-    if o.require_offload && p.migrator_copied != Some(folios * o.iterations as u64) {
-        return Err(format!(
-            "{}: the migrator copied {:?} of {} folios; --require-offload",
-            format_size(size),
-            p.migrator_copied,
-            folios * o.iterations as u64
-        ));
-    }
+    check_offload(o, &what, &p.offload, folios * o.iterations as u64)?;
     Ok(p)
 }
 
@@ -348,21 +376,29 @@ fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
     let _restore = BatchCap(sys::read_trimmed(sys::BATCH_MAX_PAGES).map_err(|e| {
         format!("--batch-sweep needs debugfs migrate/batch_max_pages (the series' kernel): {e}")
     })?);
+    let folios = o.total / size;
     let mut points = Vec::new();
     for pages in batch_caps(o, size) {
         BatchCap::set(pages)?;
+        let what = format!(
+            "batch sweep {} at batch_max_pages {pages}",
+            format_size(size)
+        );
         let (mut first, mut whole) = (Vec::new(), Vec::new());
+        let mut offload = Offload::default();
         for it in 0..o.warmup + o.iterations {
             let mut buf = Buffer::new(o, size, it as u64)?;
-            let (f, w) = first_folio_latency(&buf, o.total, o.to)?;
-            buf.check_node(o.total, o.to, "after the batch-sweep move")?;
-            buf.check_bytes("after the batch-sweep move")?;
+            let ((f, w), d) = checked_move(o, &mut buf, o.total, &what, |b| {
+                first_folio_latency(b, o.total, o.to)
+            })?;
             if it >= o.warmup {
                 first.push(f);
                 whole.push(w);
+                offload.add(d.offload);
             }
             progress.step();
         }
+        check_offload(o, &what, &offload, folios * o.iterations as u64)?;
         points.push(BatchPoint {
             folio_bytes: size,
             batch_pages: pages,
@@ -370,42 +406,37 @@ fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
             first_runs: first,
             whole_call_us: MeanSd::of(&whole),
             whole_runs: whole,
+            offload,
         });
     }
     Ok(points)
 }
 
 fn count_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec<CountPoint>> {
-    let ps = sys::page_size();
     let mut points = Vec::new();
     for &folios in &o.count_sweep {
         let total = folios * size;
+        let what = format!("count sweep {folios} x {}", format_size(size));
         let mut gbps = Vec::new();
+        let mut offload = Offload::default();
         for it in 0..o.warmup + o.iterations {
             let mut buf = Buffer::sized(o, total, size, it as u64)?;
-            let before = sys::vmstat()?;
-            let secs: f64 = move_all(&buf, total, o.to, usize::MAX)?.iter().sum();
-            let d = deltas(&before, &sys::vmstat()?);
-            buf.check_node(total, o.to, "after the count-sweep move")?;
-            buf.check_bytes("after the count-sweep move")?;
-            if d.pgmigrate_success != total / ps {
-                return Err(format!(
-                    "count sweep {folios} x {}: pgmigrate_success grew by {}, want {}",
-                    format_size(size),
-                    d.pgmigrate_success,
-                    total / ps
-                ));
-            }
+            let (times, d) = checked_move(o, &mut buf, total, &what, |b| {
+                move_all(b, total, o.to, usize::MAX)
+            })?;
             if it >= o.warmup {
-                gbps.push(total as f64 / secs / 1e9);
+                gbps.push(total as f64 / times.iter().sum::<f64>() / 1e9);
+                offload.add(d.offload);
             }
             progress.step();
         }
+        check_offload(o, &what, &offload, folios * o.iterations as u64)?;
         points.push(CountPoint {
             folio_bytes: size,
             folios,
             gbps: MeanSd::of(&gbps),
             gbps_runs: gbps,
+            offload,
         });
     }
     Ok(points)
@@ -534,4 +565,42 @@ pub fn run(o: &RunOptions) -> Result<RunReport> {
     }
     progress.finish();
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(batches: u64, copied: u64) -> Offload {
+        Offload {
+            batches: Some(batches),
+            copied: Some(copied),
+            fallback: Some(0),
+        }
+    }
+
+    #[test]
+    fn offload_checks_of_every_point() {
+        let mut o = RunOptions::default();
+        // Nothing asked: nothing to refuse (the report marks a partial copy).
+        assert!(check_offload(&o, "4K", &counters(3, 1), 8).is_ok());
+        assert!(check_offload(&o, "4K", &Offload::default(), 8).is_ok());
+        // --migrator none: no batch may go to a migrator.
+        o.migrator = Some(String::new());
+        assert!(check_offload(&o, "4K", &counters(0, 0), 8).is_ok());
+        assert!(check_offload(&o, "4K", &Offload::default(), 8).is_ok());
+        let e = check_offload(&o, "count sweep 8 x 2M", &counters(1, 8), 8).unwrap_err();
+        assert!(e.starts_with("count sweep 8 x 2M: 1 batches"), "{e}");
+        // --require-offload: every folio copied, and counters to show it.
+        o.migrator = Some("dcbm".into());
+        o.require_offload = true;
+        assert!(check_offload(&o, "4K", &counters(2, 8), 8).is_ok());
+        let what = "batch sweep 2M at batch_max_pages 512";
+        let e = check_offload(&o, what, &counters(2, 7), 8).unwrap_err();
+        assert!(
+            e.starts_with(what) && e.contains("--require-offload"),
+            "{e}"
+        );
+        assert!(check_offload(&o, what, &Offload::default(), 8).is_err());
+    }
 }

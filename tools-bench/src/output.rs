@@ -10,6 +10,42 @@ use crate::args::{format_size, RunOptions};
 use crate::stats::{MeanSd, Percentiles};
 use crate::sys;
 
+/// The copy-offload counters of /proc/vmstat over the measured moves of a
+/// point; each absent on kernels without it. Flattened into the point's
+/// JSON under the names the throughput points always had.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Offload {
+    /// Batches handed to the migrator (pgmigrate_offload_batch).
+    #[serde(rename = "offload_batches")]
+    pub batches: Option<u64>,
+    /// Folios the migrator copied (pgmigrate_offload_copied).
+    #[serde(rename = "migrator_copied")]
+    pub copied: Option<u64>,
+    /// Folios that fell back to the CPU copy (pgmigrate_offload_fallback).
+    #[serde(rename = "migrator_fallback")]
+    pub fallback: Option<u64>,
+}
+
+impl Offload {
+    /// Adds the counters of more moves; a counter the kernel does not have
+    /// stays absent.
+    pub fn add(&mut self, more: Offload) {
+        let add = |acc: Option<u64>, v: Option<u64>| v.map(|v| acc.unwrap_or(0) + v);
+        self.batches = add(self.batches, more.batches);
+        self.copied = add(self.copied, more.copied);
+        self.fallback = add(self.fallback, more.fallback);
+    }
+
+    /// "; migrator copied N, fell back M" for the sweeps' lines of the
+    /// table; empty on kernels without the counters.
+    pub fn summary(&self) -> String {
+        match (self.copied, self.fallback) {
+            (Some(c), Some(f)) => format!("; migrator copied {c}, fell back {f}"),
+            _ => String::new(),
+        }
+    }
+}
+
 /// move_pages() throughput at one folio size.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Point {
@@ -21,11 +57,8 @@ pub struct Point {
     pub gbps: MeanSd,
     /// Over all measurements: PMD-sized THPs migrated whole (vmstat).
     pub thp_migrated: u64,
-    /// Over all measurements, from the copy-offload vmstat counters; absent
-    /// on kernels without them.
-    pub offload_batches: Option<u64>,
-    pub migrator_copied: Option<u64>,
-    pub migrator_fallback: Option<u64>,
+    #[serde(flatten)]
+    pub offload: Offload,
     /// The mean of each boot's measurements, once `migbench report` has
     /// pooled the rounds (a round is one boot).
     #[serde(default)]
@@ -39,18 +72,6 @@ impl Point {
             folios,
             ..Default::default()
         }
-    }
-
-    pub fn add_offload(
-        &mut self,
-        batches: Option<u64>,
-        copied: Option<u64>,
-        fallback: Option<u64>,
-    ) {
-        let add = |acc: Option<u64>, v: Option<u64>| v.map(|v| acc.unwrap_or(0) + v);
-        self.offload_batches = add(self.offload_batches, batches);
-        self.migrator_copied = add(self.migrator_copied, copied);
-        self.migrator_fallback = add(self.migrator_fallback, fallback);
     }
 }
 
@@ -99,7 +120,7 @@ impl LatencyPoint {
 /// The batch-size sweep at one folio size and one migration batch cap: a
 /// move_pages() call of the whole buffer, how long until its first folio is
 /// on the destination node and until it returns, in microseconds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchPoint {
     pub folio_bytes: u64,
     /// debugfs batch_max_pages during the calls.
@@ -108,16 +129,22 @@ pub struct BatchPoint {
     pub first_folio_us: MeanSd,
     pub whole_runs: Vec<f64>,
     pub whole_call_us: MeanSd,
+    /// Over the measured calls, as in the throughput table.
+    #[serde(flatten)]
+    pub offload: Offload,
 }
 
 /// The folio-count sweep: throughput of one move_pages() call of `folios`
 /// folios of `folio_bytes`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CountPoint {
     pub folio_bytes: u64,
     pub folios: u64,
     pub gbps_runs: Vec<f64>,
     pub gbps: MeanSd,
+    /// Over the measured calls, as in the throughput table.
+    #[serde(flatten)]
+    pub offload: Offload,
 }
 
 /// memcpy() bandwidth from the source node to the destination node, the
@@ -215,8 +242,8 @@ impl RunReport {
                 format_size(p.folio_bytes),
                 format!("{:.3} ± {:.3}", p.gbps.mean, p.gbps.sd),
                 p.folios * self.iterations as u64,
-                opt(p.migrator_copied),
-                opt(p.migrator_fallback)
+                opt(p.offload.copied),
+                opt(p.offload.fallback)
             );
         }
         for m in self.memcpy.iter().chain(&self.memcpy_parallel) {
@@ -241,23 +268,25 @@ impl RunReport {
         for b in &self.batch_sweep {
             let _ = writeln!(
                 s,
-                "batch {} x {} pages: first folio {:.0} ± {:.0} us, call {:.0} ± {:.0} us",
+                "batch {} x {} pages: first folio {:.0} ± {:.0} us, call {:.0} ± {:.0} us{}",
                 format_size(b.folio_bytes),
                 b.batch_pages,
                 b.first_folio_us.mean,
                 b.first_folio_us.sd,
                 b.whole_call_us.mean,
-                b.whole_call_us.sd
+                b.whole_call_us.sd,
+                b.offload.summary()
             );
         }
         for c in &self.count_sweep {
             let _ = writeln!(
                 s,
-                "count {} x {}: {:.3} ± {:.3} GB/s",
+                "count {} x {}: {:.3} ± {:.3} GB/s{}",
                 c.folios,
                 format_size(c.folio_bytes),
                 c.gbps.mean,
-                c.gbps.sd
+                c.gbps.sd,
+                c.offload.summary()
             );
         }
         s
@@ -283,8 +312,8 @@ impl RunReport {
                 self.iterations,
                 p.gbps.mean,
                 p.gbps.sd,
-                opt(p.migrator_copied),
-                opt(p.migrator_fallback),
+                opt(p.offload.copied),
+                opt(p.offload.fallback),
                 memcpy
             );
         }
@@ -309,8 +338,16 @@ mod tests {
         let mut p = Point::new(64 << 10, 2048);
         p.gbps_runs = vec![1.0, 3.0];
         p.gbps = MeanSd::of(&p.gbps_runs);
-        p.add_offload(Some(4), Some(2048), Some(0));
-        p.add_offload(Some(4), Some(2000), Some(48));
+        p.offload.add(Offload {
+            batches: Some(4),
+            copied: Some(2048),
+            fallback: Some(0),
+        });
+        p.offload.add(Offload {
+            batches: Some(4),
+            copied: Some(2000),
+            fallback: Some(48),
+        });
         RunReport {
             label: "dcbm, 2 ch".into(),
             kernel: "7.3.4 #1 SMP".into(),
@@ -335,12 +372,16 @@ mod tests {
     fn offload_counters_add_up_or_stay_absent() {
         let p = &sample().points[0];
         assert_eq!(
-            (p.offload_batches, p.migrator_copied, p.migrator_fallback),
-            (Some(8), Some(4048), Some(48))
+            p.offload,
+            Offload {
+                batches: Some(8),
+                copied: Some(4048),
+                fallback: Some(48)
+            }
         );
         let mut v = Point::new(4096, 1);
-        v.add_offload(None, None, None);
-        assert_eq!(v.migrator_copied, None);
+        v.offload.add(Offload::default());
+        assert_eq!(v.offload.copied, None);
     }
 
     #[test]
@@ -349,6 +390,34 @@ mod tests {
         let text = serde_json::to_string(&r).unwrap();
         let back: RunReport = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn offload_counters_keep_their_json_names() {
+        // The JSON of the throughput points before the counters were
+        // shared with the sweeps, and of a sweep point of that time.
+        let p: Point = serde_json::from_str(
+            r#"{"folio_bytes": 4096, "folios": 2, "gbps_runs": [1.0], "thp_migrated": 0,
+                "gbps": {"mean": 1.0, "sd": 0.0, "n": 1},
+                "offload_batches": 3, "migrator_copied": 2, "migrator_fallback": null}"#,
+        )
+        .expect("a point");
+        assert_eq!(
+            p.offload,
+            Offload {
+                batches: Some(3),
+                copied: Some(2),
+                fallback: None
+            }
+        );
+        let c: CountPoint = serde_json::from_str(
+            r#"{"folio_bytes": 4096, "folios": 2, "gbps_runs": [1.0],
+                "gbps": {"mean": 1.0, "sd": 0.0, "n": 1}}"#,
+        )
+        .expect("an old count point");
+        assert_eq!(c.offload, Offload::default());
+        let text = serde_json::to_string(&p).expect("json");
+        assert!(text.contains(r#""migrator_copied":2"#), "{text}");
     }
 
     #[test]

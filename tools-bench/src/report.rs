@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 use crate::args::format_size;
-use crate::output::{BatchPoint, MemcpyPoint, Point, RunReport};
+use crate::output::{BatchPoint, CountPoint, MemcpyPoint, Offload, Point, RunReport};
 use crate::stats::{holm, MeanSd, NotEstimable, Ratio};
 
 const USAGE: &str = "\
@@ -87,24 +87,51 @@ fn parse(argv: &[String]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// Whether a point's numbers can be read as "the migrator copied this":
-/// a run with a migrator whose counters show folios left to the CPU.
-fn offload_note(run: &RunReport, p: &Point) -> Option<String> {
+/// Whether numbers can be read as "the migrator copied this": a note when
+/// a run with a migrator has counters that show some of the `all` folios
+/// of its measured moves at `what` left to the CPU, or has no counters.
+fn offload_note(run: &RunReport, offload: &Offload, all: u64, what: &str) -> Option<String> {
     let m = run.migrator.as_deref()?;
     if m == "none" {
         return None;
     }
-    let all = p.folios * run.iterations as u64;
-    match p.migrator_copied {
+    match offload.copied {
         Some(c) if c == all => None,
-        Some(c) => Some(format!(
-            "{m} copied {c} of {all} folios at {}",
-            format_size(p.folio_bytes)
-        )),
-        None => Some(format!(
-            "no offload counters at {}",
-            format_size(p.folio_bytes)
-        )),
+        Some(c) => Some(format!("{m} copied {c} of {all} folios at {what}")),
+        None => Some(format!("no offload counters at {what}")),
+    }
+}
+
+/// The offload note of a throughput cell.
+fn point_note(run: &RunReport, p: &Point) -> Option<String> {
+    let all = p.folios * run.iterations as u64;
+    offload_note(run, &p.offload, all, &format_size(p.folio_bytes))
+}
+
+/// The offload note of a point of the folio-count sweep.
+fn count_note(run: &RunReport, c: &CountPoint) -> Option<String> {
+    let all = c.folios * c.gbps_runs.len() as u64;
+    let what = format!("count sweep {} x {}", c.folios, format_size(c.folio_bytes));
+    offload_note(run, &c.offload, all, &what)
+}
+
+/// The offload note of a point of the batch-size sweep.
+fn batch_note(run: &RunReport, b: &BatchPoint) -> Option<String> {
+    let all = run.total_bytes / b.folio_bytes.max(1) * b.whole_runs.len() as u64;
+    let what = format!(
+        "batch sweep {} at batch_max_pages {}",
+        format_size(b.folio_bytes),
+        b.batch_pages
+    );
+    offload_note(run, &b.offload, all, &what)
+}
+
+/// '*' when a note says the migrator did not copy every folio.
+fn star(note: Option<String>) -> &'static str {
+    if note.is_some() {
+        "*"
+    } else {
+        ""
     }
 }
 
@@ -222,14 +249,7 @@ pub fn comparison(runs: &[RunReport]) -> (Vec<u64>, Vec<Vec<String>>) {
             for &s in &sizes {
                 row.push(match r.points.iter().find(|p| p.folio_bytes == s) {
                     None => "-".to_string(),
-                    Some(p) => {
-                        let star = if offload_note(r, p).is_some() {
-                            "*"
-                        } else {
-                            ""
-                        };
-                        format!("{}{star}", spread_cell(&p.gbps, 3))
-                    }
+                    Some(p) => format!("{}{}", spread_cell(&p.gbps, 3), star(point_note(r, p))),
                 });
             }
             row.push(memcpy_cell(&r.memcpy));
@@ -381,8 +401,16 @@ pub fn batch_table(runs: &[RunReport]) -> (Vec<String>, Vec<Vec<String>>) {
                 r.label.clone(),
                 format_size(b.folio_bytes),
                 b.batch_pages.to_string(),
-                spread_cell(&b.first_folio_us, 0),
-                spread_cell(&b.whole_call_us, 0),
+                format!(
+                    "{}{}",
+                    spread_cell(&b.first_folio_us, 0),
+                    star(batch_note(r, b))
+                ),
+                format!(
+                    "{}{}",
+                    spread_cell(&b.whole_call_us, 0),
+                    star(batch_note(r, b))
+                ),
                 format!(
                     "{:.3}",
                     b.first_folio_us.mean / b.whole_call_us.mean.max(1e-9)
@@ -395,7 +423,7 @@ pub fn batch_table(runs: &[RunReport]) -> (Vec<String>, Vec<Vec<String>>) {
 
 /// The folio-count table: GB/s of one call by folios per call, one row per
 /// run and folio size, then each run's ratio to its baseline.
-pub fn count_table(runs: &[RunReport], baseline: usize) -> (Vec<String>, Vec<Vec<String>>) {
+pub fn count_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>, Vec<Vec<String>>) {
     let counts: Vec<(u64, u64)> = runs
         .iter()
         .flat_map(|r| r.count_sweep.iter().map(|c| (c.folio_bytes, c.folios)))
@@ -408,21 +436,21 @@ pub fn count_table(runs: &[RunReport], baseline: usize) -> (Vec<String>, Vec<Vec
     per_call.dedup();
     let mut head = vec!["configuration".to_string(), "folio".to_string()];
     head.extend(per_call.iter().map(|n| format!("{n} per call")));
-    let find = |r: &RunReport, size: u64, n: u64| -> Option<MeanSd> {
+    let point = |r: &'a RunReport, size: u64, n: u64| -> Option<&'a CountPoint> {
         r.count_sweep
             .iter()
             .find(|c| c.folio_bytes == size && c.folios == n)
-            .map(|c| c.gbps)
     };
+    let find = |r: &'a RunReport, size: u64, n: u64| point(r, size, n).map(|c| c.gbps);
     let mut rows = Vec::new();
     for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
         for &size in &folio_sizes {
             let mut row = vec![r.label.clone(), format_size(size)];
-            row.extend(
-                per_call
-                    .iter()
-                    .map(|&n| find(r, size, n).map_or("-".into(), |m| spread_cell(&m, 3))),
-            );
+            row.extend(per_call.iter().map(|&n| {
+                point(r, size, n).map_or("-".into(), |c| {
+                    format!("{}{}", spread_cell(&c.gbps, 3), star(count_note(r, c)))
+                })
+            }));
             rows.push(row);
         }
     }
@@ -605,14 +633,14 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               migrate/batch_max_pages at each value (base pages per batch of \
               migrate_pages(); a batch holds at least one folio): the time from the call \
               until its first folio is on the destination node (a second thread polls that \
-              page's node), and until the call returns. Mean ± sd (relative sd). See \
-              latency.png.\n\n";
+              page's node), and until the call returns. Mean ± sd (relative sd); a '*' \
+              where the migrator did not copy every folio (see Runs). See latency.png.\n\n";
         s += b;
     }
     if let Some(c) = &t.count {
         s += "\n## Throughput by folios per call\n\n";
-        s += "GB/s of one move_pages() call of N folios, mean ± sd (relative sd); then the \
-              ratios to the baseline with their 95% intervals, marked as above (the Holm \
+        s += "GB/s of one move_pages() call of N folios, mean ± sd (relative sd), a '*' \
+              where the migrator did not copy every folio (see Runs); then the ratios to the baseline with their 95% intervals, marked as above (the Holm \
               adjustment over the ratios of this table).\n\n";
         s += c;
     }
@@ -644,16 +672,23 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
                 format_size(p.folio_bytes),
                 p.gbps.n,
                 p.thp_migrated,
-                match (p.offload_batches, p.migrator_copied, p.migrator_fallback) {
+                match (p.offload.batches, p.offload.copied, p.offload.fallback) {
                     (Some(b), Some(c), Some(f)) => format!(
                         "; offload counters: {b} batches, {c} folios copied by the migrator, {f} fell back to the CPU"
                     ),
                     _ => String::new(),
                 }
             );
-            if let Some(n) = offload_note(r, p) {
+            if let Some(n) = point_note(r, p) {
                 let _ = writeln!(s, "  - * {n}");
             }
+        }
+        let sweeps = r.count_sweep.iter().map(|c| count_note(r, c));
+        for n in sweeps
+            .chain(r.batch_sweep.iter().map(|b| batch_note(r, b)))
+            .flatten()
+        {
+            let _ = writeln!(s, "  - * {n}");
         }
         for l in &r.latency {
             let (head, calls) = l.lines();
@@ -906,7 +941,7 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
                 q.gbps = MeanSd::of(&q.gbps_runs);
                 q.boot_means.extend(&p.boot_means);
                 q.thp_migrated += p.thp_migrated;
-                q.add_offload(p.offload_batches, p.migrator_copied, p.migrator_fallback);
+                q.offload.add(p.offload);
             },
         );
         m.latency.extend(r.latency);
@@ -919,6 +954,7 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
                 q.first_folio_us = MeanSd::of(&q.first_runs);
                 q.whole_runs.extend(&b.whole_runs);
                 q.whole_call_us = MeanSd::of(&q.whole_runs);
+                q.offload.add(b.offload);
             },
         );
         merge_by(
@@ -928,6 +964,7 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
             |q, c| {
                 q.gbps_runs.extend(&c.gbps_runs);
                 q.gbps = MeanSd::of(&q.gbps_runs);
+                q.offload.add(c.offload);
             },
         );
         for (a, b) in [
@@ -1048,8 +1085,8 @@ mod tests {
                         sd: 0.1,
                         n: 2,
                     };
-                    p.migrator_copied = copied;
-                    p.migrator_fallback = copied.map(|c| p.folios * 2 - c);
+                    p.offload.copied = copied;
+                    p.offload.fallback = copied.map(|c| p.folios * 2 - c);
                     p
                 })
                 .collect(),
@@ -1174,11 +1211,12 @@ mod tests {
             &[2.0, 2.02, 1.98, 2.0],
         );
         aged.aged = true;
-        aged.count_sweep.push(crate::output::CountPoint {
+        aged.count_sweep.push(CountPoint {
             folio_bytes: 2 << 20,
             folios: 8,
             gbps_runs: vec![2.0, 2.1],
             gbps: MeanSd::of(&[2.0, 2.1]),
+            ..Default::default()
         });
         let mut fresh = aged.clone();
         fresh.label = "series".into();
@@ -1305,12 +1343,14 @@ mod tests {
             first_folio_us: MeanSd::of(&[100.0, 110.0]),
             whole_runs: vec![1000.0, 1000.0],
             whole_call_us: MeanSd::of(&[1000.0, 1000.0]),
+            ..Default::default()
         });
-        a.count_sweep.push(crate::output::CountPoint {
+        a.count_sweep.push(CountPoint {
             folio_bytes: 2 << 20,
             folios: 8,
             gbps_runs: vec![2.0, 2.0],
             gbps: MeanSd::of(&[2.0, 2.0]),
+            ..Default::default()
         });
         let mut b = a.clone();
         b.batch_sweep[0].first_runs = vec![90.0, 100.0];
@@ -1333,6 +1373,77 @@ mod tests {
         assert_eq!(rows[2][0], "series / vanilla");
         // No spread on either side: no interval, and no '†'.
         assert_eq!(rows[2][2], "2.000 [n/e]");
+    }
+
+    #[test]
+    fn sweeps_mark_what_the_migrator_left_to_the_cpu() {
+        let mut r = run("dcbm", Some("dcbm"), &[]);
+        r.count_sweep = vec![
+            CountPoint {
+                folio_bytes: 2 << 20,
+                folios: 8,
+                gbps_runs: vec![1.0, 1.1],
+                gbps: MeanSd::of(&[1.0, 1.1]),
+                offload: Offload {
+                    batches: Some(2),
+                    copied: Some(16),
+                    fallback: Some(0),
+                },
+            },
+            CountPoint {
+                folio_bytes: 2 << 20,
+                folios: 32,
+                gbps_runs: vec![1.0, 1.1],
+                gbps: MeanSd::of(&[1.0, 1.1]),
+                offload: Offload {
+                    batches: Some(2),
+                    copied: Some(60),
+                    fallback: Some(4),
+                },
+            },
+        ];
+        // 4M of 2M folios, 2 calls: 4 folios, 3 copied.
+        r.batch_sweep = vec![BatchPoint {
+            folio_bytes: 2 << 20,
+            batch_pages: 512,
+            first_runs: vec![10.0, 11.0],
+            first_folio_us: MeanSd::of(&[10.0, 11.0]),
+            whole_runs: vec![100.0, 110.0],
+            whole_call_us: MeanSd::of(&[100.0, 110.0]),
+            offload: Offload {
+                batches: Some(4),
+                copied: Some(3),
+                fallback: Some(1),
+            },
+        }];
+        let runs = vec![r];
+        let (_, rows) = count_table(&runs, 0);
+        assert!(!rows[0][2].ends_with('*'), "{}", rows[0][2]);
+        assert!(rows[0][3].ends_with('*'), "{}", rows[0][3]);
+        let (_, rows) = batch_table(&runs);
+        assert!(rows[0][3].ends_with('*') && rows[0][4].ends_with('*'));
+        let t = Tables {
+            missing: vec![],
+            throughput: String::new(),
+            ratios: String::new(),
+            boot_ratios: String::new(),
+            batch: None,
+            count: None,
+        };
+        let md = markdown(&runs, 0, "", &t);
+        assert!(
+            md.contains("  - * dcbm copied 60 of 64 folios at count sweep 32 x 2M\n"),
+            "{md}"
+        );
+        assert!(md.contains(
+            "  - * dcbm copied 3 of 4 folios at batch sweep 2M at batch_max_pages 512\n"
+        ));
+        assert!(!md.contains("count sweep 8 x 2M"));
+        // Pooled rounds add the counters up.
+        let m = merge_rounds(vec![runs[0].clone(), runs[0].clone()]).expect("merge");
+        assert_eq!(m[0].count_sweep[0].offload.copied, Some(32));
+        assert_eq!(m[0].batch_sweep[0].offload.fallback, Some(2));
+        assert!(count_note(&m[0], &m[0].count_sweep[0]).is_none());
     }
 
     fn memcpy(threads: usize, runs: &[f64]) -> MemcpyPoint {
@@ -1381,9 +1492,9 @@ mod tests {
         let mp = m[0].memcpy_parallel.as_ref().unwrap();
         assert_eq!((mp.threads, &mp.gbps_runs[..]), (2, &[1.0, 3.0][..]));
         assert!((mp.gbps.mean - 2.0).abs() < 1e-12);
-        assert_eq!((m[0].iterations, p.migrator_copied), (4, Some(4096)));
+        assert_eq!((m[0].iterations, p.offload.copied), (4, Some(4096)));
         // Every folio of the 4 runs was copied: no '*'.
-        assert!(offload_note(&m[0], p).is_none());
+        assert!(point_note(&m[0], p).is_none());
         let mut c = run("dcbm", None, &[]);
         c.total_bytes = 1;
         assert!(merge_rounds(vec![m[0].clone(), c]).is_err());
