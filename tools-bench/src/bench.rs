@@ -3,7 +3,7 @@
 //! batch size, and the memcpy bandwidth between the same two nodes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc;
 use std::thread;
 use std::time::Instant;
 
@@ -279,46 +279,97 @@ fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Resul
 }
 
 /// The time from the start of one move_pages() call of every folio until
-/// the first folio shows on the destination node, in microseconds: a
-/// second thread polls the first page's node while the call runs.
-fn first_folio_latency(buf: &Buffer, total: u64, to: i32) -> Result<(f64, f64)> {
-    let stop = Arc::new(AtomicBool::new(false));
+/// its first folio shows on the destination node, and until the call
+/// returns, in microseconds; the first is `None` when no poll saw the folio
+/// there before the call returned (it is not the call's time: the folio
+/// may have been there long before).
+///
+/// A second thread polls the first page's node (a move_pages() query). The
+/// clock starts only once that thread has made its first poll and said so:
+/// started before, its creation and first scheduling would count as the
+/// folio's latency. Between polls it yields the CPU (sched_yield): the
+/// guest has two vCPUs and the migrators' workers (mtcopy's work item,
+/// dcbm's kworkers) want one of them during the call, so a poller spinning
+/// on it would slow exactly the copy it times. With nothing else runnable
+/// sched_yield returns at once, so polls follow each other a few
+/// microseconds apart natively and some tens under TCG: a resolution well
+/// under 100 us, against first-folio times of milliseconds. When a worker
+/// does want the vCPU, it runs first.
+fn first_folio_latency(buf: &Buffer, total: u64, to: i32) -> Result<(Option<f64>, f64)> {
+    // As an integer: a pointer is not Send, and the poller only hands the
+    // address to the kernel, never dereferences it.
     let first = buf.area.ptr() as usize;
-    let start = Instant::now();
-    let poller = {
-        let stop = stop.clone();
-        thread::spawn(move || {
+    time_first(
+        || {
             let mut status = [0];
-            while !stop.load(Ordering::Relaxed) {
-                if sys::move_pages(&[first as *mut u8], None, &mut status).is_ok()
-                    && status[0] == to
-                {
-                    return Some(start.elapsed().as_secs_f64() * 1e6);
+            sys::move_pages(&[first as *mut u8], None, &mut status).is_ok() && status[0] == to
+        },
+        || move_all(buf, total, to, usize::MAX).map(drop),
+    )
+}
+
+/// first_folio_latency() without the memory: runs `call` while a second
+/// thread runs `poll` (true: the folio is there) until it holds, yielding
+/// between polls; the clock starts after the first poll.
+fn time_first(
+    poll: impl FnMut() -> bool + Send,
+    call: impl FnOnce() -> Result<()>,
+) -> Result<(Option<f64>, f64)> {
+    let stop = AtomicBool::new(false);
+    let (ready, is_ready) = mpsc::channel();
+    let mut poll = poll;
+    thread::scope(|s| {
+        let poller = s.spawn(|| -> Option<(Instant, Instant)> {
+            // The first poll, before the clock starts: the folio is still
+            // on the source node, and the path of the poll is warm.
+            poll();
+            ready.send(()).ok()?;
+            while !stop.load(Ordering::Acquire) {
+                let asked = Instant::now();
+                if poll() {
+                    return Some((asked, Instant::now()));
                 }
+                thread::yield_now();
             }
             None
-        })
-    };
-    let call = move_all(buf, total, to, usize::MAX);
-    let whole = start.elapsed().as_secs_f64() * 1e6;
-    stop.store(true, Ordering::Relaxed);
-    let seen = poller
-        .join()
-        .map_err(|_| "the poller thread panicked".to_string())?;
-    call?;
-    // A poll that never saw the node before the call returned: the first
-    // folio was done no later than the call.
-    Ok((seen.unwrap_or(whole).min(whole), whole))
+        });
+        // A poller that panicked drops its sender: recv() fails, no hang.
+        let started = is_ready.recv().map(|()| {
+            let start = Instant::now();
+            let result = call();
+            (start, Instant::now(), result)
+        });
+        stop.store(true, Ordering::Release);
+        let seen = poller
+            .join()
+            .map_err(|_| "the poller thread panicked".to_string())?;
+        let (start, end, result) =
+            started.map_err(|_| "the poller thread ended before its first poll".to_string())?;
+        result?;
+        let us = |t: Instant| t.duration_since(start).as_secs_f64() * 1e6;
+        // A poll asked before the call returned that saw the folio bounds
+        // its time by the answer (or by the return, if sooner); one asked
+        // after the return says nothing about when, during the call, the
+        // folio moved.
+        let first = seen
+            .filter(|&(asked, _)| asked < end)
+            .map(|(_, answered)| us(answered.min(end)));
+        Ok((first, us(end)))
+    })
 }
 
 fn latency_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<LatencyPoint> {
     let mut calls = Vec::new();
     let mut first = Vec::new();
+    let mut first_missing = 0;
     let mut whole = Vec::new();
     for it in 0..o.iterations {
         let buf = Buffer::new(o, size, it as u64)?;
         let (f, w) = first_folio_latency(&buf, o.total, o.to)?;
-        first.push(f);
+        match f {
+            Some(f) => first.push(f),
+            None => first_missing += 1,
+        }
         whole.push(w);
         progress.step();
     }
@@ -339,6 +390,7 @@ fn latency_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<L
     Ok(LatencyPoint {
         folio_bytes: size,
         first_folio_us: MeanSd::of(&first),
+        first_missing,
         whole_call_us: MeanSd::of(&whole),
         per_call: calls
             .into_iter()
@@ -385,6 +437,7 @@ fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
             format_size(size)
         );
         let (mut first, mut whole) = (Vec::new(), Vec::new());
+        let mut first_missing = 0;
         let mut offload = Offload::default();
         for it in 0..o.warmup + o.iterations {
             let mut buf = Buffer::new(o, size, it as u64)?;
@@ -392,7 +445,10 @@ fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
                 first_folio_latency(b, o.total, o.to)
             })?;
             if it >= o.warmup {
-                first.push(f);
+                match f {
+                    Some(f) => first.push(f),
+                    None => first_missing += 1,
+                }
                 whole.push(w);
                 offload.add(d.offload);
             }
@@ -404,6 +460,7 @@ fn batch_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
             batch_pages: pages,
             first_folio_us: MeanSd::of(&first),
             first_runs: first,
+            first_missing,
             whole_call_us: MeanSd::of(&whole),
             whole_runs: whole,
             offload,
@@ -570,6 +627,53 @@ pub fn run(o: &RunOptions) -> Result<RunReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    #[test]
+    fn the_clock_starts_once_the_poller_is_ready() {
+        // A slow first poll (thread creation, a cold path) is not latency.
+        let polls = AtomicUsize::new(0);
+        let moved = AtomicBool::new(false);
+        let (first, whole) = time_first(
+            || {
+                if polls.fetch_add(1, Ordering::SeqCst) == 0 {
+                    thread::sleep(Duration::from_millis(500));
+                }
+                moved.load(Ordering::SeqCst)
+            },
+            || {
+                thread::sleep(Duration::from_millis(5));
+                moved.store(true, Ordering::SeqCst);
+                thread::sleep(Duration::from_millis(20));
+                Ok(())
+            },
+        )
+        .expect("timed");
+        assert!(whole > 25e3 && whole < 400e3, "whole {whole} us");
+        let first = first.expect("seen during the call");
+        assert!(
+            first >= 5e3 && first <= whole,
+            "first {first} of {whole} us"
+        );
+    }
+
+    #[test]
+    fn a_first_folio_never_seen_is_missing() {
+        let (first, whole) = time_first(
+            || false,
+            || {
+                thread::sleep(Duration::from_millis(2));
+                Ok(())
+            },
+        )
+        .expect("timed");
+        assert_eq!(first, None);
+        assert!(whole >= 2e3);
+        // The call's error, not a time.
+        let e = time_first(|| false, || Err("move_pages() failed".to_string()));
+        assert_eq!(e, Err("move_pages() failed".to_string()));
+    }
 
     fn counters(batches: u64, copied: u64) -> Offload {
         Offload {

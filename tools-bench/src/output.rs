@@ -87,8 +87,13 @@ pub struct CallLatency {
 pub struct LatencyPoint {
     pub folio_bytes: u64,
     /// From the start of a move_pages() call of the whole buffer until its
-    /// first folio is on the destination node, and until the call returns.
+    /// first folio is on the destination node (over the calls where a poll
+    /// saw it there before the call returned), and until the call returns.
     pub first_folio_us: MeanSd,
+    /// Calls whose first folio no poll saw on the destination node before
+    /// the call returned.
+    #[serde(default)]
+    pub first_missing: usize,
     pub whole_call_us: MeanSd,
     pub per_call: Vec<CallLatency>,
 }
@@ -96,13 +101,21 @@ pub struct LatencyPoint {
 impl LatencyPoint {
     /// A headline and one line per batch size, for the table and the report.
     pub fn lines(&self) -> (String, Vec<String>) {
-        let head = format!(
-            "latency {}: first folio on the destination after {:.0} ± {:.0} us of a {:.0} us call",
-            format_size(self.folio_bytes),
-            self.first_folio_us.mean,
-            self.first_folio_us.sd,
-            self.whole_call_us.mean
-        );
+        let size = format_size(self.folio_bytes);
+        let head = if self.first_folio_us.n == 0 {
+            format!(
+                "latency {size}: first folio not seen on the destination before the {:.0} us call returned",
+                self.whole_call_us.mean
+            )
+        } else {
+            format!(
+                "latency {size}: first folio on the destination after {:.0} ± {:.0} us of a {:.0} us call{}",
+                self.first_folio_us.mean,
+                self.first_folio_us.sd,
+                self.whole_call_us.mean,
+                missing(self.first_missing, self.whole_call_us.n)
+            )
+        };
         let calls = self
             .per_call
             .iter()
@@ -117,6 +130,15 @@ impl LatencyPoint {
     }
 }
 
+/// "" or " (first folio not seen in 2 of 5 calls)".
+pub fn missing(missing: usize, calls: usize) -> String {
+    if missing == 0 {
+        String::new()
+    } else {
+        format!(" (first folio not seen in {missing} of {calls} calls)")
+    }
+}
+
 /// The batch-size sweep at one folio size and one migration batch cap: a
 /// move_pages() call of the whole buffer, how long until its first folio is
 /// on the destination node and until it returns, in microseconds.
@@ -125,8 +147,13 @@ pub struct BatchPoint {
     pub folio_bytes: u64,
     /// debugfs batch_max_pages during the calls.
     pub batch_pages: u64,
+    /// The first-folio times of the calls where a poll saw it on the
+    /// destination node before the call returned.
     pub first_runs: Vec<f64>,
     pub first_folio_us: MeanSd,
+    /// The measured calls where none did: missing, not the call's time.
+    #[serde(default)]
+    pub first_missing: usize,
     pub whole_runs: Vec<f64>,
     pub whole_call_us: MeanSd,
     /// Over the measured calls, as in the throughput table.
@@ -268,13 +295,14 @@ impl RunReport {
         for b in &self.batch_sweep {
             let _ = writeln!(
                 s,
-                "batch {} x {} pages: first folio {:.0} ± {:.0} us, call {:.0} ± {:.0} us{}",
+                "batch {} x {} pages: first folio {:.0} ± {:.0} us, call {:.0} ± {:.0} us{}{}",
                 format_size(b.folio_bytes),
                 b.batch_pages,
                 b.first_folio_us.mean,
                 b.first_folio_us.sd,
                 b.whole_call_us.mean,
                 b.whole_call_us.sd,
+                missing(b.first_missing, b.whole_call_us.n),
                 b.offload.summary()
             );
         }
@@ -436,13 +464,14 @@ mod tests {
 
     #[test]
     fn latency_lines() {
-        let l = LatencyPoint {
+        let mut l = LatencyPoint {
             folio_bytes: 4096,
             first_folio_us: MeanSd {
                 mean: 62.0,
                 sd: 13.0,
                 n: 2,
             },
+            first_missing: 0,
             whole_call_us: MeanSd {
                 mean: 397.0,
                 sd: 1.0,
@@ -467,6 +496,20 @@ mod tests {
         assert_eq!(
             calls,
             vec!["64 folios per call: p50 1 us, p90 2 us, p99 3 us, max 4 us (5 calls)"]
+        );
+        // A first folio no poll saw is missing, not the call's time.
+        l.first_missing = 1;
+        l.first_folio_us.n = 1;
+        l.whole_call_us.n = 2;
+        assert!(l
+            .lines()
+            .0
+            .ends_with("397 us call (first folio not seen in 1 of 2 calls)"));
+        l.first_folio_us = MeanSd::of(&[]);
+        l.first_missing = 2;
+        assert_eq!(
+            l.lines().0,
+            "latency 4K: first folio not seen on the destination before the 397 us call returned"
         );
     }
 

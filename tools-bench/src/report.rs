@@ -401,24 +401,38 @@ pub fn batch_table(runs: &[RunReport]) -> (Vec<String>, Vec<Vec<String>>) {
                 r.label.clone(),
                 format_size(b.folio_bytes),
                 b.batch_pages.to_string(),
-                format!(
-                    "{}{}",
-                    spread_cell(&b.first_folio_us, 0),
-                    star(batch_note(r, b))
-                ),
+                first_cell(b, star(batch_note(r, b))),
                 format!(
                     "{}{}",
                     spread_cell(&b.whole_call_us, 0),
                     star(batch_note(r, b))
                 ),
-                format!(
-                    "{:.3}",
-                    b.first_folio_us.mean / b.whole_call_us.mean.max(1e-9)
-                ),
+                if b.first_folio_us.n == 0 {
+                    "-".into()
+                } else {
+                    format!(
+                        "{:.3}",
+                        b.first_folio_us.mean / b.whole_call_us.mean.max(1e-9)
+                    )
+                },
             ]);
         }
     }
     (head, rows)
+}
+
+/// The first-folio cell of the batch table: over the calls where a poll saw
+/// the folio on the destination, with those where none did counted apart.
+fn first_cell(b: &BatchPoint, star: &str) -> String {
+    let calls = b.first_runs.len() + b.first_missing;
+    match (b.first_runs.len(), b.first_missing) {
+        (0, _) => format!("not seen ({calls} calls){star}"),
+        (_, 0) => format!("{}{star}", spread_cell(&b.first_folio_us, 0)),
+        (_, m) => format!(
+            "{}{star}, not seen in {m} of {calls}",
+            spread_cell(&b.first_folio_us, 0)
+        ),
+    }
 }
 
 /// The folio-count table: GB/s of one call by folios per call, one row per
@@ -633,7 +647,10 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               migrate/batch_max_pages at each value (base pages per batch of \
               migrate_pages(); a batch holds at least one folio): the time from the call \
               until its first folio is on the destination node (a second thread polls that \
-              page's node), and until the call returns. Mean ± sd (relative sd); a '*' \
+              page's node, yielding the CPU between polls; the clock starts once it \
+              polls), and until the call returns. Mean ± sd (relative sd); a first folio \
+              that no poll saw on the destination before the call returned is counted as \
+              not seen, not as the whole call; a '*' \
               where the migrator did not copy every folio (see Runs). See latency.png.\n\n";
         s += b;
     }
@@ -708,9 +725,12 @@ fn latency_plot(runs: &[RunReport], path: &str) -> Result<(), String> {
     if all.is_empty() {
         return Ok(());
     }
+    // A point whose first folio was never seen has no first-folio mean:
+    // the filters on first_folio_us.n below leave it out.
     let xmax = all.iter().map(|b| b.batch_pages as f64).fold(2.0, f64::max) * 1.5;
     let ymin = all
         .iter()
+        .filter(|b| b.first_folio_us.n > 0)
         .map(|b| b.first_folio_us.mean)
         .fold(f64::MAX, f64::min)
         .max(1.0)
@@ -755,6 +775,7 @@ fn latency_plot(runs: &[RunReport], path: &str) -> Result<(), String> {
             chart
                 .draw_series(LineSeries::new(
                     pts.iter()
+                        .filter(|b| b.first_folio_us.n > 0)
                         .map(|b| (b.batch_pages as f64, b.first_folio_us.mean)),
                     color.stroke_width(2),
                 ))
@@ -764,7 +785,7 @@ fn latency_plot(runs: &[RunReport], path: &str) -> Result<(), String> {
                     PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                 });
             chart
-                .draw_series(pts.iter().map(|b| {
+                .draw_series(pts.iter().filter(|b| b.first_folio_us.n > 0).map(|b| {
                     Circle::new(
                         (b.batch_pages as f64, b.first_folio_us.mean),
                         3,
@@ -952,6 +973,7 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
             |q, b| {
                 q.first_runs.extend(&b.first_runs);
                 q.first_folio_us = MeanSd::of(&q.first_runs);
+                q.first_missing += b.first_missing;
                 q.whole_runs.extend(&b.whole_runs);
                 q.whole_call_us = MeanSd::of(&q.whole_runs);
                 q.offload.add(b.offload);
@@ -1376,6 +1398,37 @@ mod tests {
     }
 
     #[test]
+    fn first_folios_not_seen_are_missing() {
+        let mut b = BatchPoint {
+            folio_bytes: 4096,
+            batch_pages: 512,
+            first_runs: vec![100.0, 110.0],
+            first_folio_us: MeanSd::of(&[100.0, 110.0]),
+            first_missing: 1,
+            whole_runs: vec![1000.0, 1000.0, 1000.0],
+            whole_call_us: MeanSd::of(&[1000.0, 1000.0, 1000.0]),
+            ..Default::default()
+        };
+        let mut r = run("series", Some("none"), &[]);
+        r.batch_sweep.push(b.clone());
+        let (_, rows) = batch_table(&[r.clone()]);
+        assert_eq!(rows[0][3], "105 ± 7 (6.7%)!, not seen in 1 of 3");
+        // The ratio is over the folios seen, not padded with whole calls.
+        assert_eq!(rows[0][5], "0.105");
+        b.first_runs.clear();
+        b.first_folio_us = MeanSd::of(&[]);
+        b.first_missing = 3;
+        r.batch_sweep = vec![b];
+        let (_, rows) = batch_table(&[r.clone()]);
+        assert_eq!(
+            (rows[0][3].as_str(), rows[0][5].as_str()),
+            ("not seen (3 calls)", "-")
+        );
+        let m = merge_rounds(vec![r.clone(), r]).expect("merge");
+        assert_eq!(m[0].batch_sweep[0].first_missing, 6);
+    }
+
+    #[test]
     fn sweeps_mark_what_the_migrator_left_to_the_cpu() {
         let mut r = run("dcbm", Some("dcbm"), &[]);
         r.count_sweep = vec![
@@ -1408,6 +1461,7 @@ mod tests {
             batch_pages: 512,
             first_runs: vec![10.0, 11.0],
             first_folio_us: MeanSd::of(&[10.0, 11.0]),
+            first_missing: 0,
             whole_runs: vec![100.0, 110.0],
             whole_call_us: MeanSd::of(&[100.0, 110.0]),
             offload: Offload {
