@@ -15,7 +15,9 @@
 # BENCH_FULL=1 measures more memory, more runs and call latencies;
 # BENCH_MATRIX=FILE measures another matrix (tools-bench/matrix-policy: the
 # offload policy); BENCH_ONLY=label,label runs only those lines of it (and
-# builds only their kernels); BENCH_ROUNDS=N sets the number of rounds.
+# builds only their kernels); BENCH_ROUNDS=N sets the number of rounds;
+# BENCH_IDLE_PCT=N the idle threshold (other processes' CPU use, in percent
+# of one CPU; default 10).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,6 +47,11 @@ fi
 BENCH_COMPARE="cpu-batch:no-migrator no-migrator:no-migrator-no-rmap
 	no-migrator-aged:no-migrator vanilla-aged:vanilla mtcopy-2t:no-migrator
 	mtcopy-2t-all:no-migrator dcbm-swdma-2ch:no-migrator"
+# The host is idle enough to measure on while other processes than QEMU use
+# less than this, in percent of one CPU (100: one CPU's worth, whatever the
+# number of the host's CPUs): before each boot it waits for that, and a
+# boot during which they used more is flagged.
+BENCH_IDLE_PCT=${BENCH_IDLE_PCT:-10}
 # The benchmark guest: two nodes of 6 GiB (the count sweep moves 4 GiB),
 # preallocated by QEMU (a move must not wait for the host to fault in guest
 # memory: without it single moves ran up to 5x slower).
@@ -145,7 +152,7 @@ bench_kernel() {
 	boot=$((boot + 1))
 	wait_idle
 	say "bench: boot $boot of $((BENCH_ROUNDS * ${#kernels[@]})) (round $2), the $name kernel (log: ${log#"$TOP"/})"
-	local busy0 qemu0 busy1 qemu1 t0 t1
+	local busy0 qemu0 busy1 qemu1 t0 t1 raw other flag=
 	children_cpu "$BENCH_DIR/cpu0"
 	busy0=$(host_busy) qemu0=$(cat "$BENCH_DIR/cpu0") t0=$(date +%s.%N)
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
@@ -163,14 +170,20 @@ bench_kernel() {
 	children_cpu "$BENCH_DIR/cpu1"
 	busy1=$(host_busy) qemu1=$(cat "$BENCH_DIR/cpu1") t1=$(date +%s.%N)
 	# What the host's CPUs did during the boot besides QEMU, in percent of
-	# one CPU: above a few percent, the round was not measured on an idle
-	# host (the report lists it).
-	other=$(awk -v b="$((busy1 - busy0))" -v q0="$qemu0" -v q1="$qemu1" -v t0="$t0" -v t1="$t1" \
-		-v hz="$(getconf CLK_TCK)" 'BEGIN {
-			# /proc/stat and QEMU'"'"'s rusage count time apart; a few
-			# percent below zero is an idle host.
-			v = 100 * (b / hz - (q1 - q0)) / (t1 - t0); printf "%.1f", v < 0 ? 0 : v }')
-	echo "$name round $2: $(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", t1 - t0 }') s, other host CPU use ${other}% of one CPU" \
+	# one CPU: the busy time of /proc/stat less QEMU's own (its rusage).
+	# The two count time apart, so on an idle host the difference can be a
+	# few percent below zero; host.txt gets it raw beside the value clamped
+	# at zero, and a boot whose raw value is above BENCH_IDLE_PCT is flagged
+	# (it was not measured on an idle host; the report lists it).
+	raw=$(awk -v b="$((busy1 - busy0))" -v q0="$qemu0" -v q1="$qemu1" -v t0="$t0" -v t1="$t1" \
+		-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", 100 * (b / hz - (q1 - q0)) / (t1 - t0) }')
+	other=$(awk -v r="$raw" 'BEGIN { printf "%.1f", r < 0 ? 0 : r }')
+	if above "$raw" "$BENCH_IDLE_PCT"; then
+		flag=", BUSY: above $BENCH_IDLE_PCT% of one CPU"
+		busy_boots+=("$name round $2 (${raw}%)")
+		say "bench: other processes used ${raw}% of one CPU during the boot (above $BENCH_IDLE_PCT%): flagged in host.txt"
+	fi
+	echo "$name round $2: $(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", t1 - t0 }') s, other host CPU use ${other}% of one CPU (raw ${raw}%; ${idle_pct}% before the boot, after ${idle_waited} s of idle wait)$flag" \
 		>>"$BENCH_DIR/host.txt"
 	tr -d '\r' <"$log" >"$log.txt"
 	grep -q '^BENCH-DONE' "$log.txt" ||
@@ -216,21 +229,32 @@ progress() {
 	last_progress=$n
 }
 
+# above A B: whether the number A is above B (both may have decimals).
+above() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'
+}
+
 # wait_idle: before a boot, wait (up to BENCH_IDLE_WAIT s, default 120) until
-# the host's CPUs are less than 10% busy over 2 s, so that a build that just
-# ended does not share the first boot's cores.
+# the host's processes use less than BENCH_IDLE_PCT% of one CPU over 2 s
+# (QEMU is not running then: all of it is other processes), so that a build
+# that just ended does not share the boot's CPUs. The last value measured
+# and the seconds waited are left in idle_pct and idle_waited for host.txt.
 wait_idle() {
-	local waited=0 b0 b1
-	while [ "$waited" -lt "${BENCH_IDLE_WAIT:-120}" ]; do
+	local b0 b1 hz
+	hz=$(getconf CLK_TCK)
+	idle_waited=0
+	while :; do
 		b0=$(host_busy)
 		sleep 2
 		b1=$(host_busy)
-		if [ $(( (b1 - b0) * 100 / (2 * $(getconf CLK_TCK) * $(nproc)) )) -lt 10 ]; then
+		idle_pct=$(awk -v b="$((b1 - b0))" -v hz="$hz" 'BEGIN { printf "%.1f", 100 * b / (2 * hz) }')
+		above "$BENCH_IDLE_PCT" "$idle_pct" && return
+		idle_waited=$((idle_waited + 2))
+		if [ "$idle_waited" -ge "${BENCH_IDLE_WAIT:-120}" ]; then
+			say "bench: other processes still use ${idle_pct}% of one CPU after $idle_waited s; measuring anyway (see host.txt)"
 			return
 		fi
-		waited=$((waited + 2))
 	done
-	say "bench: the host is still busy after ${BENCH_IDLE_WAIT:-120} s; measuring anyway (see host.txt)"
 }
 
 # The matrix this run measures: BENCH_MATRIX (default tools-bench/matrix),
@@ -277,7 +301,7 @@ done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tools-bench/kernels")
 [ "${BENCH_BUILD_ONLY:-0}" = 0 ] || exit 0
 build_migbench
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
-fails=()
+fails=() busy_boots=()
 boot=0 configs_done=0
 for round in $(seq "$BENCH_ROUNDS"); do
 	for name in "${kernels[@]}"; do
@@ -312,7 +336,9 @@ mapfile -t machine < <(qemu_machine)
 	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
 	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB, preallocated)"
 	echo "migbench options: $BENCH_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
-	echo "host during the boots (CPU use by other processes than QEMU, in % of one CPU): $(paste -sd';' "$BENCH_DIR/host.txt" | sed 's/;/; /g')"
+	echo "host idle check: before each boot, until other processes use less than $BENCH_IDLE_PCT% of one CPU over 2 s (100% is one CPU's worth; the host has $(nproc)), for up to ${BENCH_IDLE_WAIT:-120} s"
+	echo "host during the boots (CPU use by other processes than QEMU, in % of one CPU: /proc/stat less QEMU's rusage, clamped at 0, and raw): $(paste -sd';' "$BENCH_DIR/host.txt" | sed 's/;/; /g')"
+	echo "boots on a busy host (other processes above $BENCH_IDLE_PCT% of one CPU during the boot, raw): $(if [ ${#busy_boots[@]} -gt 0 ]; then printf '%s; ' "${busy_boots[@]}" | sed 's/; $//'; else echo none; fi)"
 	echo "vCPU threads not pinned: 2 vCPUs and QEMU's I/O thread on 2 host CPUs; pinning one vCPU per CPU would put the I/O thread on a vCPU's CPU"
 	echo "configurations: tools-bench/matrix"
 } >"$BENCH_DIR/meta.txt"
@@ -328,6 +354,9 @@ if [ ${#runs[@]} -gt 0 ]; then
 		"${compare[@]}" "${runs[@]}"
 fi
 say "bench: took $(( $(date +%s) - t_start )) s"
+for b in "${busy_boots[@]}"; do
+	printf 'BUSY HOST: %s: other processes above %s%% of one CPU during the boot\n' "$b" "$BENCH_IDLE_PCT"
+done
 for f in "${fails[@]}"; do
 	printf 'FAILED: %s\n' "$f"
 done
