@@ -81,16 +81,28 @@ BENCH_FORBIDDEN=(DEBUG_VM DMA_API_DEBUG KASAN PROVE_LOCKING DEBUG_LOCK_ALLOC
 	DEBUG_PAGEALLOC PAGE_OWNER KUNIT KCSAN KMSAN UBSAN DEBUG_OBJECTS)
 BENCH_REQUIRED=(NUMA X86_64_ACPI_NUMA MIGRATION TRANSPARENT_HUGEPAGE DEBUG_FS)
 
+# cc_version: the first line of the kernel compiler's --version ("Debian
+# clang version 19.1.7 (3)"); fails without the compiler.
+cc_version() {
+	local v
+	v=$("clang$LLVM_SUFFIX" --version 2>/dev/null) || return 1
+	printf '%s\n' "$v" | sed -n 1p
+}
+
 # build_kernel NAME REV: REV of linux/ with the bench configuration, in
 # build/bench-NAME, from one worktree (build/bench-src) that each build
 # checks out in turn, so that ccache serves the files the kernels share.
 build_kernel() {
 	local name=$1 rev=$2 src=$BUILD_DIR/bench-src out=$BUILD_DIR/bench-$1 o
-	# A kernel built from the same revision and configuration is reused:
-	# checking the shared worktree out again would touch the files the
-	# kernels differ in, and make would rebuild them all.
-	local stamp
-	stamp="$(git -C "$LINUX_DIR" rev-parse "$rev") $(sha256sum "$BENCH_CONFIG" | cut -c1-16)"
+	# A kernel built from the same revision and configuration with the
+	# same compiler is reused: checking the shared worktree out again would
+	# touch the files the kernels differ in, and make would rebuild them
+	# all. The compiler is in the stamp because another clang builds
+	# other code from the same sources (a toolchain update must not leave
+	# one kernel of the comparison built with the old one).
+	local stamp cc
+	cc=$(cc_version) || die "no clang$LLVM_SUFFIX to build the bench kernels with"
+	stamp="$(git -C "$LINUX_DIR" rev-parse "$rev") $(sha256sum "$BENCH_CONFIG" | cut -c1-16) $cc"
 	if [ -f "$out/arch/x86/boot/bzImage" ] && [ "$(cat "$out/.bench-built" 2>/dev/null)" = "$stamp" ]; then
 		say "bench: the $name kernel ($rev) in ${out#"$TOP"/} is up to date"
 		bzimage[$name]=$out/arch/x86/boot/bzImage
@@ -333,6 +345,7 @@ mapfile -t machine < <(qemu_machine)
 {
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<name>' -initrd <migbench initramfs> ${machine[*]}"
+	echo "kernel compiler: $(cc_version || echo "no clang$LLVM_SUFFIX")"
 	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
 	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB, preallocated)"
 	echo "migbench options: $BENCH_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
