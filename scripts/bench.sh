@@ -170,12 +170,13 @@ bench_kernel() {
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
 		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name" \
 		-initrd "$BENCH_DIR/$name.cpio" &
-	local qpid=$!
-	while kill -0 "$qpid" 2>/dev/null; do
+	guest_pid=$!
+	while kill -0 "$guest_pid" 2>/dev/null; do
 		progress "$log"
 		sleep 5
 	done
-	wait "$qpid" || true
+	wait "$guest_pid" || true
+	guest_pid=
 	progress "$log"
 	configs_done=$((configs_done + $(finished "$log")))
 	[ ! -t 1 ] || echo
@@ -201,6 +202,25 @@ bench_kernel() {
 	grep -q '^BENCH-DONE' "$log.txt" ||
 		fails+=("$name kernel: the guest did not finish (crash or timeout; see ${log#"$TOP"/})")
 }
+
+# kill_guest: stop the guest of a boot that is still running, so that a
+# bench.sh that is interrupted, killed or fails does not leave QEMU behind
+# for an hour (BENCH_TIMEOUT), using the host's CPUs. qemu_boot runs it in
+# the background under timeout(1), which puts QEMU in a process group of
+# its own that a Ctrl-C of this script does not reach: TERM goes to that
+# timeout (the child of the qemu_boot subshell), which passes it on to
+# QEMU, and to the subshell.
+guest_pid=
+kill_guest() {
+	[ -n "$guest_pid" ] || return 0
+	pkill -TERM -P "$guest_pid" 2>/dev/null || true
+	kill -TERM "$guest_pid" 2>/dev/null || true
+	wait "$guest_pid" 2>/dev/null || true
+	guest_pid=
+}
+trap kill_guest EXIT
+trap 'kill_guest; exit 130' INT
+trap 'kill_guest; exit 143' TERM
 
 # host_busy: jiffies the host's CPUs spent busy so far (/proc/stat).
 host_busy() {
