@@ -9,13 +9,16 @@
 #      migbench statically for the guest;
 #   2. boots each kernel once per round (alternating, after waiting for an
 #      idle host) in QEMU with two NUMA nodes and runs migbench for every
-#      configuration of the matrix that names that kernel;
+#      throughput configuration of the matrix that names that kernel; the
+#      sweep configurations (--no-throughput) in boots of their own, spread
+#      over the rounds;
 #   3. writes build/bench/report.md, results.json, plot.png and latency.png,
 #      and prints the tables.
 # BENCH_FULL=1 measures more memory, more runs and call latencies;
 # BENCH_MATRIX=FILE measures another matrix (tools-bench/matrix-policy: the
 # offload policy); BENCH_ONLY=label,label runs only those lines of it (and
-# builds only their kernels); BENCH_ROUNDS=N sets the number of rounds;
+# builds only their kernels); BENCH_ROUNDS=N sets the number of rounds,
+# BENCH_SWEEP_ROUNDS=N the number of boots of each kernel for the sweeps;
 # BENCH_IDLE_PCT=N the idle threshold (other processes' CPU use, in percent
 # of one CPU; default 10).
 set -euo pipefail
@@ -28,20 +31,47 @@ export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
 export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 
 # Each round boots every kernel once, alternating, so that slow phases of
-# the host hit all configurations alike; the report pools the rounds. Every
-# measurement moves fresh memory; the first move of each size in a boot is a
-# warm-up and is not counted.
-BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2 --warmup 1"
+# the host hit all configurations alike; the report pools the rounds, and
+# compares them again with the boot as the unit: boots differ by more than
+# the moves within one, so the rounds, not the moves per boot, are what
+# narrows the ratios. Every measurement moves fresh memory; the first move
+# of each size in a boot is a warm-up and is not counted. The sweep lines
+# of the matrix run in boots of their own (the sweep rounds), so that their
+# minutes of 4 GiB moves cannot disturb the throughput cells, with the
+# common options of BENCH_SWEEP_ARGS.
+BENCH_SWEEP_ARGS="--warmup 1"
+BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2"
 # The sweeps (tools-bench/matrix): folios per call at 2M, and batch_max_pages.
 BENCH_COUNTS=1,8,32,64,256,512,2048
 BENCH_BATCHES=1,8,64,512,2048,8192
 if [ "${BENCH_FULL:-0}" = 1 ]; then
-	BENCH_ARGS+=" --total 512M --iterations 6 --latency 1,16,256"
+	BENCH_SWEEP_ARGS+=" --total 512M --iterations 6"
+	BENCH_ARGS+=" $BENCH_SWEEP_ARGS --latency 1,16,256"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-4}
+	BENCH_SWEEP_ROUNDS=${BENCH_SWEEP_ROUNDS:-4}
 else
-	BENCH_ARGS+=" --total 128M --iterations 4"
-	BENCH_ROUNDS=${BENCH_ROUNDS:-3}
+	# The default run's time, from build/bench-run.log and
+	# build/bench-prealloc.log (this 2-CPU host, TCG, progress every 5 s):
+	# a boot costs about 8 s besides its configurations (QEMU with 12 GiB
+	# preallocated, the kernel, the power-off: a boot of no-rmap's one line
+	# took 20 s) and 2-3 s between boots (idle wait, initramfs); a
+	# throughput line about 12 s (10 to 15); vanilla's count sweep about
+	# 90 s, a line with both sweeps 112 to 125 s. A throughput round - base
+	# 2 lines, no-rmap 1, series 6 - is then 32 + 20 + 81 s and 3 gaps,
+	# about 141 s; a sweep round - base 1 line, series 3 - 98 + 358 s and 2
+	# gaps, about 461 s. 10 throughput rounds and 3 sweep rounds:
+	# 10 x 141 + 3 x 461 = about 2790 s, 47 minutes; with a fifth more for
+	# slower boots 56 minutes, and with the migbench build and the report
+	# (a minute or two) still under 60 (kernels reused: a kernel build is
+	# not counted).
+	BENCH_SWEEP_ARGS+=" --total 128M --iterations 4"
+	BENCH_ARGS+=" $BENCH_SWEEP_ARGS"
+	BENCH_ROUNDS=${BENCH_ROUNDS:-10}
+	BENCH_SWEEP_ROUNDS=${BENCH_SWEEP_ROUNDS:-3}
 fi
+for n in BENCH_ROUNDS BENCH_SWEEP_ROUNDS; do
+	[[ ${!n} =~ ^[1-9][0-9]*$ ]] || die "$n=${!n}: want a number of rounds, at least 1"
+done
 # The ratios the report adds to those against vanilla (pairs of matrix
 # labels; a pair with a label this run does not measure is left out).
 BENCH_COMPARE="cpu-batch:no-migrator no-migrator:no-migrator-no-rmap
@@ -149,9 +179,11 @@ build_migbench() {
 		die "migbench build failed"
 }
 
-# bench_kernel NAME ROUND: boot it once for its configurations.
+# bench_kernel NAME PHASE ROUND: boot it once for its configurations of
+# PHASE (throughput or sweep; see matrix_phase).
 bench_kernel() {
-	local name=$1 kernel=${bzimage[$1]} root=$BENCH_DIR/root-$1 log=$BENCH_DIR/$1-$2.log
+	local name=$1 phase=$2 round=$3 kernel=${bzimage[$1]} root=$BENCH_DIR/root-$1
+	local log=$BENCH_DIR/$1-$2-$3.log
 	rm -rf "$root" && mkdir -p "$root"/{bin,bench,proc,sys,dev,tmp}
 	cp /bin/busybox "$root/bin/busybox"
 	install -m 0755 "$TOP/tools-bench/guest/init" "$root/init"
@@ -159,16 +191,17 @@ bench_kernel() {
 	sed -e "s/COUNTS/$BENCH_COUNTS/g" -e "s/BATCHES/$BENCH_BATCHES/g" "$MATRIX" \
 		>"$root/bench/matrix"
 	echo "$BENCH_ARGS" >"$root/bench/args"
+	echo "$BENCH_SWEEP_ARGS" >"$root/bench/sweep-args"
 	find "${modules[$name]}" -name '*.ko' -exec cp {} "$root/bench/" \;
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BENCH_DIR/$name.cpio"
 	boot=$((boot + 1))
 	wait_idle
-	say "bench: boot $boot of $((BENCH_ROUNDS * ${#kernels[@]})) (round $2), the $name kernel (log: ${log#"$TOP"/})"
+	say "bench: boot $boot of $boots_total ($phase round $round), the $name kernel (log: ${log#"$TOP"/})"
 	local busy0 qemu0 busy1 qemu1 t0 t1 raw other flag=
 	children_cpu "$BENCH_DIR/cpu0"
 	busy0=$(host_busy) qemu0=$(cat "$BENCH_DIR/cpu0") t0=$(date +%s.%N)
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
-		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name" \
+		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name bench.phase=$phase" \
 		-initrd "$BENCH_DIR/$name.cpio" &
 	guest_pid=$!
 	while kill -0 "$guest_pid" 2>/dev/null; do
@@ -193,14 +226,14 @@ bench_kernel() {
 	other=$(awk -v r="$raw" 'BEGIN { printf "%.1f", r < 0 ? 0 : r }')
 	if above "$raw" "$BENCH_IDLE_PCT"; then
 		flag=", BUSY: above $BENCH_IDLE_PCT% of one CPU"
-		busy_boots+=("$name round $2 (${raw}%)")
+		busy_boots+=("$name $phase round $round (${raw}%)")
 		say "bench: other processes used ${raw}% of one CPU during the boot (above $BENCH_IDLE_PCT%): flagged in host.txt"
 	fi
-	echo "$name round $2: $(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", t1 - t0 }') s, other host CPU use ${other}% of one CPU (raw ${raw}%; ${idle_pct}% before the boot, after ${idle_waited} s of idle wait)$flag" \
+	echo "$name $phase round $round: $(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f", t1 - t0 }') s, other host CPU use ${other}% of one CPU (raw ${raw}%; ${idle_pct}% before the boot, after ${idle_waited} s of idle wait)$flag" \
 		>>"$BENCH_DIR/host.txt"
 	tr -d '\r' <"$log" >"$log.txt"
 	grep -q '^BENCH-DONE' "$log.txt" ||
-		fails+=("$name kernel: the guest did not finish (crash or timeout; see ${log#"$TOP"/})")
+		fails+=("$name kernel, $phase round $round: the guest did not finish (crash or timeout; see ${log#"$TOP"/})")
 }
 
 # kill_guest: stop the guest of a boot that is still running, so that a
@@ -249,7 +282,8 @@ finished() {
 # progress LOG: the progress bar (on a terminal) or, elsewhere, a line for
 # each configuration that ends, counted over the whole run.
 progress() {
-	local n=$((configs_done + $(finished "$1"))) total=$((BENCH_ROUNDS * $(matrix_labels | wc -l)))
+	local n=$((configs_done + $(finished "$1"))) total=$configs_total
+	[ "$total" -gt 0 ] || return 0
 	# A configuration whose run and teardown both fail says so twice.
 	[ "$n" -le "$total" ] || n=$total
 	if [ -t 1 ]; then
@@ -307,14 +341,46 @@ select_matrix() {
 	' "$SOURCE_MATRIX" >"$MATRIX" || die "BENCH_ONLY=$BENCH_ONLY: unknown label"
 }
 
-# The labels of the matrix, in order.
-matrix_labels() {
-	sed -e 's/#.*//' "$MATRIX" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $1); print $1 }'
+# A line of the matrix is a sweep line when its options have
+# --no-throughput: such lines run in boots of their own.
+SWEEP_LINE='(^|[[:space:]])--no-throughput([[:space:]]|$)'
+
+# matrix_phase [PHASE]: the lines of the matrix, comments left out, in
+# order: all, or those of PHASE - sweep, the sweep lines, or throughput,
+# the others.
+matrix_phase() {
+	sed -e 's/#.*//' "$MATRIX" | awk -F'|' -v phase="${1:-}" -v re="$SWEEP_LINE" '
+		NF >= 2 && (phase == "" || (phase == "sweep") == ($5 ~ re))'
 }
 
-# The kernels the matrix uses.
+# check_matrix: refuse a sweep in a throughput line, which would run in the
+# throughput cells' boots.
+check_matrix() {
+	local bad
+	bad=$(matrix_phase throughput | awk -F'|' '$5 ~ /--(count|batch)-sweep/ { gsub(/ /, "", $1); print $1 }' |
+	      paste -sd, -)
+	[ -z "$bad" ] || die "$SOURCE_MATRIX: $bad: a sweep (--count-sweep, --batch-sweep) needs a line of its own, with --no-throughput, so that it runs in boots apart from the throughput cells"
+}
+
+# The labels of the matrix (of PHASE), in order.
+matrix_labels() {
+	matrix_phase "${1:-}" | awk -F'|' '{ gsub(/ /, "", $1); print $1 }'
+}
+
+# The kernels the matrix (of PHASE) uses.
 matrix_kernels() {
-	sed -e 's/#.*//' "$MATRIX" | awk -F'|' 'NF >= 2 { gsub(/ /, "", $2); print $2 }' | sort -u
+	matrix_phase "${1:-}" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -u
+}
+
+# phase_kernels PHASE: the kernels of this run with lines of PHASE, in the
+# order of tools-bench/kernels.
+phase_kernels() {
+	local k
+	for k in "${kernels[@]}"; do
+		if matrix_kernels "$1" | grep -qx "$k"; then
+			echo "$k"
+		fi
+	done
 }
 
 [ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
@@ -322,6 +388,7 @@ require_static_busybox
 t_start=$(date +%s)
 declare -A bzimage modules revs
 select_matrix
+check_matrix
 kernels=()
 while read -r name spec; do
 	matrix_kernels | grep -qx "$name" || continue
@@ -334,28 +401,47 @@ done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/tools-bench/kernels")
 build_migbench
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
 fails=() busy_boots=()
-boot=0 configs_done=0
+mapfile -t throughput_kernels < <(phase_kernels throughput)
+mapfile -t sweep_kernels < <(phase_kernels sweep)
+boots_total=$((BENCH_ROUNDS * ${#throughput_kernels[@]} + BENCH_SWEEP_ROUNDS * ${#sweep_kernels[@]}))
+configs_total=$((BENCH_ROUNDS * $(matrix_labels throughput | wc -l) +
+	BENCH_SWEEP_ROUNDS * $(matrix_labels sweep | wc -l)))
+boot=0 configs_done=0 sweep=1
 for round in $(seq "$BENCH_ROUNDS"); do
-	for name in "${kernels[@]}"; do
-		bench_kernel "$name" "$round"
+	for name in "${throughput_kernels[@]}"; do
+		bench_kernel "$name" throughput "$round"
+	done
+	# Sweep round k after throughput round ceil(k * BENCH_ROUNDS /
+	# BENCH_SWEEP_ROUNDS): spread over the run like the throughput rounds,
+	# so that a slow phase of the host does not fall on the sweeps alone.
+	while [ "$sweep" -le "$BENCH_SWEEP_ROUNDS" ] &&
+	      [ $(( (sweep * BENCH_ROUNDS + BENCH_SWEEP_ROUNDS - 1) / BENCH_SWEEP_ROUNDS )) -le "$round" ]; do
+		for name in "${sweep_kernels[@]}"; do
+			bench_kernel "$name" sweep "$sweep"
+		done
+		sweep=$((sweep + 1))
 	done
 done
 
 runs=()
-while read -r label; do
-	for round in $(seq "$BENCH_ROUNDS"); do
-		json=$BENCH_DIR/runs/$label-$round.json
-		cat "$BENCH_DIR"/*-"$round".log.txt |
-			sed -n "/^BENCH-JSON-BEGIN $label\$/,/^BENCH-JSON-END $label\$/p" |
-			sed '1d;$d' >"$json"
-		if [ -s "$json" ]; then
-			runs+=("$json")
-		else
-			rm -f "$json"
-			fails+=("round $round: no result for $label")
-		fi
-	done
-done < <(matrix_labels)
+for phase in throughput sweep; do
+	rounds=$BENCH_ROUNDS
+	[ "$phase" = throughput ] || rounds=$BENCH_SWEEP_ROUNDS
+	while read -r label; do
+		for round in $(seq "$rounds"); do
+			json=$BENCH_DIR/runs/$label-$round.json
+			{ cat "$BENCH_DIR"/*-"$phase"-"$round".log.txt 2>/dev/null || true; } |
+				sed -n "/^BENCH-JSON-BEGIN $label\$/,/^BENCH-JSON-END $label\$/p" |
+				sed '1d;$d' >"$json"
+			if [ -s "$json" ]; then
+				runs+=("$json")
+			else
+				rm -f "$json"
+				fails+=("$phase round $round: no result for $label")
+			fi
+		done
+	done < <(matrix_labels "$phase")
+done
 # What the guests said went wrong (a run, a setup or a teardown).
 while read -r line; do
 	fails+=("$line")
@@ -368,7 +454,8 @@ mapfile -t machine < <(qemu_machine)
 	echo "kernel compiler: $(cc_version || echo "no clang$LLVM_SUFFIX")"
 	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
 	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB, preallocated)"
-	echo "migbench options: $BENCH_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
+	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
+	echo "sweeps (the lines with --no-throughput), in boots of their own: $BENCH_SWEEP_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_SWEEP_ROUNDS boots of each kernel with sweep lines, spread over the rounds"
 	echo "host idle check: before each boot, until other processes use less than $BENCH_IDLE_PCT% of one CPU over 2 s (100% is one CPU's worth; the host has $(nproc)), for up to ${BENCH_IDLE_WAIT:-120} s"
 	echo "host during the boots (CPU use by other processes than QEMU, in % of one CPU: /proc/stat less QEMU's rusage, clamped at 0, and raw): $(paste -sd';' "$BENCH_DIR/host.txt" | sed 's/;/; /g')"
 	echo "boots on a busy host (other processes above $BENCH_IDLE_PCT% of one CPU during the boot, raw): $(if [ ${#busy_boots[@]} -gt 0 ]; then printf '%s; ' "${busy_boots[@]}" | sed 's/; $//'; else echo none; fi)"

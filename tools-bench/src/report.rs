@@ -19,7 +19,8 @@ usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--ou
   --baseline LABEL  the run the ratios are against (default: 'vanilla' if
                     present, else the first); runs measured with --age are
                     compared with LABEL-aged (without it, not at all: the
-                    report says so)
+                    report says so); a folio-count sweep with the
+                    baseline's, or else with that of LABEL-sweep
   --compare A:B     also the ratios of run A to run B, with their intervals
   --meta FILE       'key: value' lines describing the setup, for the report
   --out DIR         write DIR/report.md, DIR/results.json and DIR/plot.png
@@ -285,12 +286,43 @@ fn baseline_of<'a>(
     })
 }
 
+/// The run a run's folio-count ratios are against: its baseline
+/// (baseline_of()) when that has a count sweep, else the baseline's sweep
+/// run, "LABEL-sweep" (make bench measures the sweeps in boots of their own,
+/// under labels of their own).
+fn sweep_baseline_of<'a>(
+    runs: &'a [RunReport],
+    baseline: usize,
+    r: &RunReport,
+) -> Result<&'a RunReport, String> {
+    let b = baseline_of(runs, baseline, r)?;
+    if !b.count_sweep.is_empty() {
+        return Ok(b);
+    }
+    let sweep = format!("{}-sweep", b.label);
+    runs.iter()
+        .find(|x| x.label == sweep && !x.count_sweep.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "{}'s folio-count sweep has no ratio to the baseline: neither {} nor a {sweep} \
+                 run has a count sweep",
+                r.label, b.label
+            )
+        })
+}
+
 /// Why runs have no ratio to their baseline, for the report to say (each
 /// once).
 pub fn missing_baselines(runs: &[RunReport], baseline: usize) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for r in runs {
-        if let Err(e) = baseline_of(runs, baseline, r) {
+        let throughput = (!r.points.is_empty()).then(|| baseline_of(runs, baseline, r));
+        let count = (!r.count_sweep.is_empty()).then(|| sweep_baseline_of(runs, baseline, r));
+        for e in [throughput, count]
+            .into_iter()
+            .flatten()
+            .filter_map(Result::err)
+        {
             if !v.contains(&e) {
                 v.push(e);
             }
@@ -470,10 +502,11 @@ pub fn count_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>, 
     }
     let mut ratio_rows = Vec::new();
     for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
-        let Ok(b) = baseline_of(runs, baseline, r) else {
+        // A run without one is listed by missing_baselines().
+        let Ok(b) = sweep_baseline_of(runs, baseline, r) else {
             continue;
         };
-        if b.label == r.label || b.count_sweep.is_empty() {
+        if b.label == r.label {
             continue;
         }
         for &size in &folio_sizes {
@@ -657,7 +690,9 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
     if let Some(c) = &t.count {
         s += "\n## Throughput by folios per call\n\n";
         s += "GB/s of one move_pages() call of N folios, mean ± sd (relative sd), a '*' \
-              where the migrator did not copy every folio (see Runs); then the ratios to the baseline with their 95% intervals, marked as above (the Holm \
+              where the migrator did not copy every folio (see Runs); then the ratios to the \
+              baseline's count sweep (make bench measures the sweeps in boots of their \
+              own, as LABEL-sweep) with their 95% intervals, marked as above (the Holm \
               adjustment over the ratios of this table).\n\n";
         s += c;
     }
@@ -858,7 +893,9 @@ fn plot(runs: &[RunReport], sizes: &[u64], font: &str, path: &str) -> Result<(),
         .y_desc("GB/s (mean of the runs; bars: sd)")
         .draw()
         .map_err(e)?;
-    for (k, r) in runs.iter().enumerate() {
+    // The sweep runs have no throughput points: no line, no legend entry.
+    let measured = runs.iter().filter(|r| !r.points.is_empty());
+    for (k, r) in measured.enumerate() {
         let color = LINE_COLORS[k % LINE_COLORS.len()].to_rgba();
         let pts: Vec<(f64, f64, f64)> = sizes
             .iter()
@@ -1279,6 +1316,55 @@ mod tests {
         assert!(missing_baselines(&with, 0).is_empty());
         let rows = ratios(&with, 0, &[], &[4096]);
         assert!(rows.iter().any(|r| r[0] == "series-aged / vanilla-aged"));
+    }
+
+    #[test]
+    fn sweep_runs_are_compared_with_the_baseline_sweep_run() {
+        let count = |gbps: &[f64]| CountPoint {
+            folio_bytes: 2 << 20,
+            folios: 8,
+            gbps_runs: gbps.to_vec(),
+            gbps: MeanSd::of(gbps),
+            ..Default::default()
+        };
+        // make bench: throughput lines, and sweep lines of their own.
+        let v = with_runs(
+            run("vanilla", None, &[(4096, 0.0, None)]),
+            4096,
+            &[1.0, 1.01, 0.99, 1.0],
+        );
+        let mut vs = run("vanilla-sweep", None, &[]);
+        vs.count_sweep.push(count(&[1.0, 1.02, 0.98]));
+        let mut ns = run("no-migrator-sweep", Some("none"), &[]);
+        ns.count_sweep.push(count(&[2.0, 2.04, 1.96]));
+        let runs = vec![v, vs, ns];
+        let (_, rows) = count_table(&runs, 0);
+        let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "vanilla-sweep",
+                "no-migrator-sweep",
+                "no-migrator-sweep / vanilla-sweep"
+            ]
+        );
+        assert!(rows[2][2].starts_with("2.000 ["), "{}", rows[2][2]);
+        assert!(missing_baselines(&runs, 0).is_empty());
+        // The sweep runs add no rows to the throughput tables.
+        assert_eq!(comparison(&runs).1.len(), 1);
+        assert!(ratios(&runs, 0, &[], &[4096]).is_empty());
+        // Without the baseline's sweep run: said, not silently left out.
+        let without = vec![runs[0].clone(), runs[2].clone()];
+        let (_, rows) = count_table(&without, 0);
+        assert_eq!(rows.len(), 1);
+        let missing = missing_baselines(&without, 0);
+        assert_eq!(missing.len(), 1);
+        assert!(
+            missing[0].starts_with("no-migrator-sweep's folio-count sweep has no ratio")
+                && missing[0].contains("vanilla-sweep"),
+            "{}",
+            missing[0]
+        );
     }
 
     #[test]
