@@ -69,7 +69,7 @@ as_root() {
 # The QEMU machine of kunit/qemu-numa.args (two NUMA nodes, one argument
 # per line), or of the file $QEMU_ARGS names.
 qemu_machine() {
-	grep -v '^[[:space:]]*$' "${QEMU_ARGS:-$TOP/kunit/qemu-numa.args}"
+	grep -v -e '^[[:space:]]*$' -e '^[[:space:]]*#' "${QEMU_ARGS:-$TOP/kunit/qemu-numa.args}"
 }
 
 # qemu_boot KERNEL LOG TIMEOUT CMDLINE [QEMU ARGS...]: boot KERNEL on that

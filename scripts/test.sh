@@ -7,7 +7,9 @@
 #   1. every KUnit suite of the kernel config, Rust doctests included; the
 #      kernel's own kunit.py builds the kernel and parses the results;
 #   2. the guest userspace tests of kunit/guest/ on the same kernel, from a
-#      busybox initramfs;
+#      busybox initramfs: kunit/guest/list, the mm selftests
+#      (list-selftests, four vCPUs) and the tiered-memory tests
+#      (list-tiered, on the CPU-less slow node of kunit/qemu-tiered.args);
 #   3. the unit tests of the benchmark in tools-bench/ (cargo test).
 # The last line is "N passed, N failed[, N skipped]"; the exit status is
 # non-zero on any failure. A run that does not complete counts as a failure.
@@ -169,7 +171,12 @@ if [ -n "${GUEST_LIST:-}" ]; then
 	# without KUnit, the selftests or the benchmark's unit tests.
 	mkdir -p "$GUEST_DIR"
 	build_initramfs
-	run_guest "$GUEST_LIST" "$GUEST_LIST"
+	case $GUEST_LIST in
+	list-tiered*) qemu_args=$TOP/kunit/qemu-tiered.args ;;
+	list-selftests*) qemu_args=$TOP/kunit/qemu-numa-4cpu.args ;;
+	*) qemu_args= ;;
+	esac
+	run_guest "$GUEST_LIST" "$GUEST_LIST" "$qemu_args"
 else
 	run_kunit
 	say "guest: building the initramfs"
@@ -177,6 +184,7 @@ else
 	build_initramfs
 	run_guest userspace list
 	run_guest selftests list-selftests "$TOP/kunit/qemu-numa-4cpu.args"
+	run_guest tiered list-tiered "$TOP/kunit/qemu-tiered.args"
 	say "guest: done"
 	run_bench_unit_tests
 fi
