@@ -102,6 +102,22 @@ pub struct RunOptions {
     pub count_sweep: Vec<u64>,
     /// Folio sizes of the count sweep.
     pub count_sizes: Vec<u64>,
+    /// Demotion throughput at each folio size of `sizes`: memory of the
+    /// source node reclaimed through a cgroup's memory.reclaim, demoted to
+    /// the destination node (its lower memory tier).
+    pub demotion: bool,
+    /// Bytes of each demotion measurement.
+    pub demote_total: u64,
+    /// Promotion time at each folio size of `sizes`: memory of the
+    /// destination node read from a CPU of the source node with NUMA
+    /// balancing in tiering mode, until it is promoted.
+    pub promotion: bool,
+    /// Bytes of each promotion measurement.
+    pub promote_total: u64,
+    /// The longest gap between two checks of where the promoted memory is.
+    pub promote_check_ms: u64,
+    /// Seconds a promotion may take before the run fails.
+    pub promote_timeout: u64,
     pub from: i32,
     pub to: i32,
     /// A name for this configuration in the outputs.
@@ -139,6 +155,12 @@ impl Default for RunOptions {
             batch_sizes: vec![4 << 10, 64 << 10, 2 << 20],
             count_sweep: Vec::new(),
             count_sizes: vec![2 << 20],
+            demotion: false,
+            demote_total: 128 << 20,
+            promotion: false,
+            promote_total: 64 << 20,
+            promote_check_ms: 500,
+            promote_timeout: 60,
             from: 0,
             to: 1,
             label: "run".into(),
@@ -174,6 +196,18 @@ usage: migbench run [options]
   --count-sweep LIST      folios per call: throughput of one move_pages() call
                           of that many folios (e.g. 1,8,32,64,256,512,2048)
   --count-sizes LIST      folio sizes of the count sweep (default 2M)
+  --demotion              demotion throughput at each size of --sizes: fault
+                          --demote-total on --from in a memory cgroup, clear
+                          the accessed bits, time one write to memory.reclaim
+                          (demotion_enabled on; --to must be the lower tier)
+  --demote-total SIZE     bytes per demotion measurement (default 128M)
+  --promotion             promotion time at each size of --sizes: fill
+                          --promote-total on --to, read it from a CPU of --from
+                          with numa_balancing=2 until 90% is on --from
+  --promote-total SIZE    bytes per promotion measurement (default 64M)
+  --promote-check-ms N    longest gap between two checks of the promoted share
+                          (default 500; cheaper checks come more often)
+  --promote-timeout SECS  fail a promotion that takes longer (default 60)
   --from NODE, --to NODE  source and destination nodes (default 0 and 1)
   --label NAME            the configuration's name in the outputs
   --migrator NAME|none    require this migrator to be registered (or none)
@@ -214,6 +248,12 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
             "--count-sweep" => {
                 o.count_sweep = parse_list(value()?, |s| parse_num("--count-sweep", s))?
             }
+            "--demotion" => o.demotion = true,
+            "--demote-total" => o.demote_total = parse_size(value()?)?,
+            "--promotion" => o.promotion = true,
+            "--promote-total" => o.promote_total = parse_size(value()?)?,
+            "--promote-check-ms" => o.promote_check_ms = parse_num(opt, value()?)?,
+            "--promote-timeout" => o.promote_timeout = parse_num(opt, value()?)?,
             "--from" => o.from = parse_num(opt, value()?)?,
             "--to" => o.to = parse_num(opt, value()?)?,
             "--label" => o.label = value()?.to_string(),
@@ -256,6 +296,9 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
     if o.latency_batches.contains(&0) {
         return err("--latency: a batch needs at least one folio".into());
     }
+    if o.promote_check_ms == 0 || o.promote_timeout == 0 {
+        return err("--promote-check-ms, --promote-timeout: must be at least 1".into());
+    }
     if o.require_offload && !matches!(&o.migrator, Some(m) if !m.is_empty()) {
         return err("--require-offload needs --migrator NAME".into());
     }
@@ -265,12 +308,18 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
                 "folio size {s} is not a power of two of at least 4K"
             ));
         }
-        if o.sizes.contains(&s) && o.total % s != 0 {
-            return err(format!(
-                "--total {} is not a multiple of the folio size {}",
-                format_size(o.total),
-                format_size(s)
-            ));
+        for (on, opt, total) in [
+            (true, "--total", o.total),
+            (o.demotion, "--demote-total", o.demote_total),
+            (o.promotion, "--promote-total", o.promote_total),
+        ] {
+            if on && o.sizes.contains(&s) && total % s != 0 {
+                return err(format!(
+                    "{opt} {} is not a multiple of the folio size {}",
+                    format_size(total),
+                    format_size(s)
+                ));
+            }
         }
     }
     Ok(o)
@@ -346,6 +395,32 @@ mod tests {
     }
 
     #[test]
+    fn tiered_modes() {
+        let o = parse_run(&[]).unwrap();
+        assert!(!o.demotion && !o.promotion);
+        assert_eq!((o.demote_total, o.promote_total), (128 << 20, 64 << 20));
+        assert_eq!((o.promote_check_ms, o.promote_timeout), (500, 60));
+        let o = parse_run(&args(
+            "--no-throughput --demotion --promotion --sizes 4K,64K,2M --demote-total 64M \
+             --promote-total 32M --promote-check-ms 100 --promote-timeout 30",
+        ))
+        .unwrap();
+        assert!(o.demotion && o.promotion && !o.throughput);
+        assert_eq!((o.demote_total, o.promote_total), (64 << 20, 32 << 20));
+        assert_eq!((o.promote_check_ms, o.promote_timeout), (100, 30));
+        // A total only has to hold whole folios where it is measured.
+        assert!(parse_run(&args("--sizes 2M --promote-total 3M")).is_ok());
+        assert!(parse_run(&args("--sizes 2M --demotion --promote-total 3M")).is_ok());
+        let e = parse_run(&args("--sizes 2M --promotion --promote-total 3M")).unwrap_err();
+        assert_eq!(
+            e.0,
+            "--promote-total 3M is not a multiple of the folio size 2M"
+        );
+        let e = parse_run(&args("--sizes 64K,2M --demotion --demote-total 1M")).unwrap_err();
+        assert!(e.0.starts_with("--demote-total 1M"), "{e}");
+    }
+
+    #[test]
     fn run_rejects_bad_input() {
         for bad in [
             "--iterations 0",
@@ -362,6 +437,11 @@ mod tests {
             "--latency 0",
             "--batch-sweep 0",
             "--count-sweep 1,0",
+            "--demote-total 0",
+            "--promote-total x",
+            "--promote-check-ms 0",
+            "--promote-timeout 0",
+            "--promote-timeout -1",
             "--warmup x",
             "--require-offload",
             "--migrator none --require-offload",

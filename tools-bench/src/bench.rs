@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The measurements: move_pages() throughput by folio size, latency by
-//! batch size, and the memcpy bandwidth between the same two nodes.
+//! batch size, the memcpy bandwidth between the same two nodes, and on a
+//! tiered machine the demotion throughput of memory.reclaim and the time
+//! NUMA balancing takes to promote.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -8,10 +10,12 @@ use std::thread;
 use std::time::Instant;
 
 use crate::args::{format_size, RunOptions};
-use crate::output::{BatchPoint, CountPoint, LatencyPoint, MemcpyPoint, Offload, Point, RunReport};
+use crate::output::{
+    BatchPoint, CountPoint, LatencyPoint, MemcpyPoint, Offload, Point, RunReport, TierPoint,
+};
 use crate::progress::Progress;
 use crate::stats::{MeanSd, Percentiles};
-use crate::sys::{self, Area, Result, ThpSettings};
+use crate::sys::{self, Area, Controls, MemCgroup, Pinned, Result, ThpSettings};
 
 fn pattern(word: usize, seed: u64) -> u64 {
     (word as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ seed
@@ -22,6 +26,9 @@ fn pattern(word: usize, seed: u64) -> u64 {
 struct Deltas {
     pgmigrate_success: u64,
     thp_migration_success: u64,
+    /// The counters of the tiered paths; absent where vmstat has none.
+    pgdemote_proactive: Option<u64>,
+    pgpromote_success: Option<u64>,
     offload: Offload,
 }
 
@@ -36,6 +43,8 @@ fn deltas(
     Deltas {
         pgmigrate_success: d("pgmigrate_success").unwrap_or(0),
         thp_migration_success: d("thp_migration_success").unwrap_or(0),
+        pgdemote_proactive: d("pgdemote_proactive"),
+        pgpromote_success: d("pgpromote_success"),
         offload: Offload {
             batches: d("pgmigrate_offload_batch"),
             copied: d("pgmigrate_offload_copied"),
@@ -129,9 +138,16 @@ impl Buffer {
     /// `total` bytes of `folio_size` folios, filled on the source node,
     /// checked, and with --age their accessed bits cleared.
     fn sized(o: &RunOptions, total: u64, folio_size: u64, seed: u64) -> Result<Buffer> {
+        Buffer::on_node(total, folio_size, seed, o.from, o.age)
+    }
+
+    /// `total` bytes of `folio_size` folios, filled on `node` (bound to it
+    /// for the fill, then back to the default policy), checked, and with
+    /// `age` the accessed bits of this process's memory cleared.
+    fn on_node(total: u64, folio_size: u64, seed: u64, node: i32, age: bool) -> Result<Buffer> {
         let ps = sys::page_size();
         let mut area = Area::new(total as usize, folio_size > ps)?;
-        sys::bind_to(Some(o.from))?;
+        sys::bind_to(Some(node))?;
         for (i, w) in area.words().iter_mut().enumerate() {
             *w = pattern(i, seed);
         }
@@ -149,11 +165,33 @@ impl Buffer {
                 )
             },
         )?;
-        buf.check_node(total, o.from, "after the fault")?;
-        if o.age {
+        buf.check_node(total, node, "after the fault")?;
+        if age {
             sys::write_control("/proc/self/clear_refs", "1")?;
         }
         Ok(buf)
+    }
+
+    /// Every folio still whole and of its size, after the tiered paths
+    /// moved some of them (a split folio moves as small pages: not the size
+    /// measured).
+    fn check_folios(&self, total: u64, when: &str) -> Result<()> {
+        let ps = sys::page_size();
+        sys::verify_folios(self.area.ptr(), (total / ps) as usize, self.folio_size / ps)
+            .map_err(|e| format!("{when}: {e}"))
+    }
+
+    /// How many of the first `total` bytes' pages are on `node` (a
+    /// move_pages() query of every page).
+    fn pages_on(&self, total: u64, node: i32) -> Result<u64> {
+        let ps = sys::page_size();
+        let addrs: Vec<*mut u8> = (0..total / ps)
+            // SAFETY: every offset is inside the area.
+            .map(|i| unsafe { self.area.ptr().add((i * ps) as usize) })
+            .collect();
+        let mut status = vec![0; addrs.len()];
+        sys::move_pages(&addrs, None, &mut status)?;
+        Ok(status.iter().filter(|&&s| s == node).count() as u64)
     }
 
     /// One address per folio: move_pages() isolates a large folio at the
@@ -499,6 +537,273 @@ fn count_sweep(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<Vec
     Ok(points)
 }
 
+/// The smallest share of a buffer's pages one memory.reclaim write must
+/// demote: a demotion that moved less measured something else (most of it
+/// left behind, reclaim given up).
+const MIN_DEMOTED: f64 = 0.5;
+
+/// The share of a buffer's folios on the source node that ends a promotion
+/// measurement.
+const PROMOTED: f64 = 0.9;
+
+/// The offload checks of a tiered-memory point. Its batches are the
+/// kernel's own (reclaim's, NUMA balancing's) and may hold folios of other
+/// memory than the buffer's, so where the move_pages() points want the
+/// migrator to have copied exactly their folios, here it must have copied
+/// at least the buffer's `folios` that moved: with --migrator none no batch
+/// may have been offloaded; with --require-offload batches must have been,
+/// the migrator must have copied at least `folios`, and none may have
+/// fallen back to the CPU.
+fn check_offload_moved(o: &RunOptions, what: &str, offload: &Offload, folios: u64) -> Result<()> {
+    if o.migrator.as_deref() == Some("") && offload.batches.unwrap_or(0) != 0 {
+        return Err(format!(
+            "{what}: {} batches were offloaded with no migrator registered",
+            offload.batches.unwrap_or(0)
+        ));
+    }
+    if o.require_offload {
+        let (batches, copied, fallback) = (offload.batches, offload.copied, offload.fallback);
+        if batches.unwrap_or(0) == 0
+            || copied.unwrap_or(0) < folios
+            || fallback.is_none_or(|f| f != 0)
+        {
+            return Err(format!(
+                "{what}: {batches:?} batches offloaded, the migrator copied {copied:?} folios and \
+                 left {fallback:?} to the CPU, {folios} of the buffers' folios moved; \
+                 --require-offload"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of one tiered move of `moved` of a buffer's `pages` pages:
+/// enough of them moved (`min_share`), and the path's vmstat counter
+/// (`counter`: its growth, absent without the counter) counted at least
+/// those.
+fn check_tier_move(
+    what: &str,
+    moved: u64,
+    pages: u64,
+    min_share: f64,
+    counter: (&str, Option<u64>),
+) -> Result<u64> {
+    if (moved as f64) < min_share * pages as f64 {
+        return Err(format!(
+            "{what}: only {moved} of {pages} pages moved (want at least {:.0}%)",
+            min_share * 100.0
+        ));
+    }
+    let (name, counted) = counter;
+    let counted = counted.ok_or_else(|| format!("{what}: /proc/vmstat has no {name}"))?;
+    if counted < moved {
+        return Err(format!(
+            "{what}: {name} grew by {counted}, but {moved} pages of the buffer moved"
+        ));
+    }
+    Ok(counted)
+}
+
+/// Demotion throughput at one folio size: for each measurement, fresh
+/// memory faulted on the source node within the memory cgroup `cg`, its
+/// accessed bits cleared (reclaim demotes what looks cold), then one write
+/// of its size to the cgroup's memory.reclaim, timed (EAGAIN: less was
+/// reclaimed, and what was is measured). The bytes demoted are those of its
+/// pages on the destination node after. The first --warmup measurements
+/// are discarded.
+fn demotion_point(
+    o: &RunOptions,
+    cg: &MemCgroup,
+    size: u64,
+    progress: &mut Progress,
+) -> Result<TierPoint> {
+    let ps = sys::page_size();
+    let total = o.demote_total;
+    let pages = total / ps;
+    let what = format!("demotion {}", format_size(size));
+    let mut p = TierPoint::new(size, total);
+    let mut offload = Offload::default();
+    for it in 0..o.warmup + o.iterations {
+        let mut buf = Buffer::on_node(total, size, 2000 + it as u64, o.from, true)?;
+        let before = sys::vmstat_refreshed()?;
+        let t = Instant::now();
+        cg.reclaim(&format_size(total))?;
+        let secs = t.elapsed().as_secs_f64();
+        let d = deltas(&before, &sys::vmstat_refreshed()?);
+        let moved = buf.pages_on(total, o.to)?;
+        buf.check_bytes(&format!("{what}: after the demotion"))?;
+        buf.check_folios(total, &format!("{what}: after the demotion"))?;
+        let counted = check_tier_move(
+            &what,
+            moved,
+            pages,
+            MIN_DEMOTED,
+            ("pgdemote_proactive", d.pgdemote_proactive),
+        )?;
+        if it >= o.warmup {
+            p.add(secs, moved * ps, moved, moved * ps / size, counted);
+            offload.add(d.offload);
+        }
+        progress.step();
+    }
+    p.offload = offload;
+    check_offload_moved(o, &what, &p.offload, p.folios_moved)?;
+    Ok(p)
+}
+
+/// Runs `pass` (a read of the buffer) over and over, and `check` (how many
+/// of its folios are on the node) between passes, until the check finds at
+/// least `want`, or `timeout` seconds have gone by. Checks are at most
+/// `max_gap` seconds apart, and more often when they are cheap: the gap is
+/// twenty times the last check's own time, if that is shorter, so that
+/// checking (during which nothing reads the buffer) takes at most a
+/// twentieth of the time. Returns the seconds from the start until the end
+/// of the last check, what it found, and whether that was enough.
+fn poll_until(
+    mut pass: impl FnMut(),
+    mut check: impl FnMut() -> Result<u64>,
+    want: u64,
+    max_gap: f64,
+    timeout: f64,
+) -> Result<(f64, u64, bool)> {
+    let start = Instant::now();
+    let mut last = start;
+    let mut cost: f64 = 0.0;
+    loop {
+        pass();
+        let now = Instant::now();
+        if now.duration_since(last).as_secs_f64() < (20.0 * cost).min(max_gap) {
+            continue;
+        }
+        let found = check()?;
+        last = Instant::now();
+        cost = last.duration_since(now).as_secs_f64();
+        let secs = last.duration_since(start).as_secs_f64();
+        if found >= want || secs >= timeout {
+            return Ok((secs, found, found >= want));
+        }
+    }
+}
+
+/// Promotion time at one folio size: for each measurement, fresh memory
+/// filled on the destination node (its lower tier) and checked, then
+/// NUMA balancing in tiering mode (numa_balancing=2) while this thread,
+/// on a CPU of the source node, reads one word of each page in a tight
+/// loop (the hinting faults of these reads are what promotes), timed until
+/// 90% of its folios are on the source node. The bytes are checked while
+/// NUMA balancing is still on (a page it had marked for a hinting fault
+/// is promoted, and counted, on that read), then it is off again. The
+/// first --warmup measurements are discarded.
+fn promotion_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Result<TierPoint> {
+    let ps = sys::page_size();
+    let total = o.promote_total;
+    let pages = total / ps;
+    let folios = total / size;
+    let want = (folios as f64 * PROMOTED).ceil() as u64;
+    let cpus = sys::node_cpus(o.from)?;
+    let what = format!("promotion {}", format_size(size));
+    let mut p = TierPoint::new(size, total);
+    let mut offload = Offload::default();
+    for it in 0..o.warmup + o.iterations {
+        let mut buf = Buffer::on_node(total, size, 3000 + it as u64, o.to, false)?;
+        let heads = buf.folio_addrs(total);
+        let mut status = vec![0; heads.len()];
+        let before = sys::vmstat_refreshed()?;
+        let (secs, found, done) = {
+            let _pinned = Pinned::to(&cpus)?;
+            let mut tiering = Controls::default();
+            tiering.set(sys::NUMA_BALANCING, "2")?;
+            let base = buf.area.ptr();
+            let stride = ps as usize;
+            let r = poll_until(
+                || {
+                    let mut sum = 0u64;
+                    for off in (0..total as usize).step_by(stride) {
+                        // SAFETY: the offset is inside the area, which is
+                        // mapped and 8-byte aligned; a volatile read, so
+                        // that every page is touched on every pass.
+                        sum = sum.wrapping_add(unsafe {
+                            std::ptr::read_volatile(base.add(off) as *const u64)
+                        });
+                    }
+                    std::hint::black_box(sum);
+                },
+                || {
+                    sys::move_pages(&heads, None, &mut status)?;
+                    Ok(status.iter().filter(|&&s| s == o.from).count() as u64)
+                },
+                want,
+                o.promote_check_ms as f64 / 1000.0,
+                o.promote_timeout as f64,
+            )?;
+            buf.check_bytes(&format!("{what}: after the promotion"))?;
+            r
+        };
+        if !done {
+            return Err(format!(
+                "{what}: only {found} of {folios} folios were on node {} after {secs:.1} s \
+                 (--promote-timeout {}); want {want}",
+                o.from, o.promote_timeout
+            ));
+        }
+        let d = deltas(&before, &sys::vmstat_refreshed()?);
+        let moved = buf.pages_on(total, o.from)?;
+        buf.check_folios(total, &format!("{what}: after the promotion"))?;
+        let counted = check_tier_move(
+            &what,
+            moved,
+            pages,
+            PROMOTED,
+            ("pgpromote_success", d.pgpromote_success),
+        )?;
+        if it >= o.warmup {
+            p.add(secs, found * size, moved, moved * ps / size, counted);
+            offload.add(d.offload);
+        }
+        progress.step();
+    }
+    p.offload = offload;
+    check_offload_moved(o, &what, &p.offload, p.folios_moved)?;
+    Ok(p)
+}
+
+/// What the tiered measurements set for the whole run, put back after:
+/// demotion on, this process in a memory cgroup; NUMA balancing off
+/// between the promotions (each turns tiering mode on for itself), its
+/// scanner fast (no delay for new memory, a scan every 100 to 200 ms of
+/// CPU time, a hinting fault within 10 s of the scan counted as hot: the
+/// defaults are slower than TCG's whole measurement).
+struct Tiering {
+    cgroup: Option<MemCgroup>,
+    _controls: Controls,
+}
+
+impl Tiering {
+    fn set_up(o: &RunOptions) -> Result<Tiering> {
+        let mut controls = Controls::default();
+        let mut cgroup = None;
+        if o.demotion {
+            controls.set(sys::DEMOTION_ENABLED, "true")?;
+            cgroup = Some(MemCgroup::join("migbench")?);
+        }
+        if o.promotion {
+            controls.set(sys::NUMA_BALANCING, "0")?;
+            for (knob, value) in [
+                ("scan_delay_ms", "0"),
+                ("scan_period_min_ms", "100"),
+                ("scan_period_max_ms", "200"),
+                ("hot_threshold_ms", "10000"),
+            ] {
+                controls.set(&format!("{}/{knob}", sys::NUMA_BALANCING_DEBUGFS), value)?;
+            }
+        }
+        Ok(Tiering {
+            cgroup,
+            _controls: controls,
+        })
+    }
+}
+
 /// memcpy() from a buffer on the source node into one on the destination,
 /// split into `threads` parts of about the same size, each copied by its
 /// own thread; the time is from the start of the first to the end of the
@@ -549,7 +854,7 @@ fn memcpy_point(o: &RunOptions, threads: usize) -> Result<MemcpyPoint> {
 /// those of the sweeps it makes, in increasing order.
 fn all_sizes(o: &RunOptions) -> Vec<u64> {
     let mut v = Vec::new();
-    if o.throughput || !o.latency_batches.is_empty() {
+    if o.throughput || !o.latency_batches.is_empty() || o.demotion || o.promotion {
         v.extend(&o.sizes);
     }
     if !o.batch_sweep.is_empty() {
@@ -588,9 +893,15 @@ pub fn run(o: &RunOptions) -> Result<RunReport> {
             if count(size) {
                 n += o.count_sweep.len() * (o.warmup + o.iterations);
             }
+            for on in [o.demotion, o.promotion] {
+                if on && table(size) {
+                    n += o.warmup + o.iterations;
+                }
+            }
             n
         })
         .sum();
+    let tiering = Tiering::set_up(o)?;
     let mut progress = Progress::new(o.progress, steps);
     for size in &sizes {
         progress.label(&format!("{} {}", o.label, format_size(*size)));
@@ -612,6 +923,16 @@ pub fn run(o: &RunOptions) -> Result<RunReport> {
             report
                 .count_sweep
                 .extend(count_sweep(o, *size, &mut progress)?);
+        }
+        if let Some(cg) = tiering.cgroup.as_ref().filter(|_| table(size)) {
+            report
+                .demotion
+                .push(demotion_point(o, cg, *size, &mut progress)?);
+        }
+        if o.promotion && table(size) {
+            report
+                .promotion
+                .push(promotion_point(o, *size, &mut progress)?);
         }
     }
     if o.memcpy && o.throughput {
@@ -706,5 +1027,116 @@ mod tests {
             "{e}"
         );
         assert!(check_offload(&o, what, &Offload::default(), 8).is_err());
+    }
+
+    #[test]
+    fn tiered_offload_checks() {
+        let mut o = RunOptions::default();
+        // Nothing asked: nothing to refuse.
+        assert!(check_offload_moved(&o, "demotion 4K", &counters(3, 1), 8).is_ok());
+        o.migrator = Some(String::new());
+        assert!(check_offload_moved(&o, "demotion 4K", &Offload::default(), 8).is_ok());
+        let e = check_offload_moved(&o, "demotion 4K", &counters(1, 8), 8).unwrap_err();
+        assert!(
+            e.starts_with("demotion 4K: 1 batches were offloaded"),
+            "{e}"
+        );
+        o.migrator = Some("test".into());
+        o.require_offload = true;
+        // Other folios in the kernel's batches: more copied than moved.
+        assert!(check_offload_moved(&o, "promotion 2M", &counters(40, 40), 32).is_ok());
+        assert!(check_offload_moved(&o, "promotion 2M", &counters(32, 32), 32).is_ok());
+        for bad in [
+            counters(32, 31),
+            counters(0, 0),
+            Offload {
+                fallback: Some(1),
+                ..counters(32, 32)
+            },
+            Offload {
+                fallback: None,
+                ..counters(32, 32)
+            },
+            Offload::default(),
+        ] {
+            let e = check_offload_moved(&o, "promotion 2M", &bad, 32).unwrap_err();
+            assert!(
+                e.starts_with("promotion 2M: ") && e.ends_with("--require-offload"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn tiered_moves_and_their_counters() {
+        let pages = 1000;
+        let c = |n| ("pgdemote_proactive", Some(n));
+        assert_eq!(check_tier_move("d", 600, pages, 0.5, c(600)), Ok(600));
+        assert_eq!(check_tier_move("d", 1000, pages, 0.5, c(1010)), Ok(1010));
+        let e = check_tier_move("d", 499, pages, 0.5, c(499)).unwrap_err();
+        assert_eq!(e, "d: only 499 of 1000 pages moved (want at least 50%)");
+        // The counter lags: node counters not folded, or pages moved by
+        // another path.
+        let e = check_tier_move("d", 1000, pages, 0.5, c(990)).unwrap_err();
+        assert_eq!(
+            e,
+            "d: pgdemote_proactive grew by 990, but 1000 pages of the buffer moved"
+        );
+        let e = check_tier_move("p", 950, pages, 0.9, ("pgpromote_success", None)).unwrap_err();
+        assert_eq!(e, "p: /proc/vmstat has no pgpromote_success");
+        assert!(check_tier_move("p", 899, pages, 0.9, c(1000)).is_err());
+    }
+
+    #[test]
+    fn promotion_polls_until_enough_or_timeout() {
+        // Each pass (5 ms) promotes 10 folios; checks are cheap (their
+        // twentyfold well under a pass), so one follows every pass.
+        let moved = std::cell::Cell::new(0u64);
+        let checks = std::cell::Cell::new(0);
+        let (secs, found, done) = poll_until(
+            || {
+                thread::sleep(Duration::from_millis(5));
+                moved.set(moved.get() + 10)
+            },
+            || {
+                checks.set(checks.get() + 1);
+                Ok(moved.get())
+            },
+            90,
+            0.5,
+            60.0,
+        )
+        .expect("polled");
+        assert!(
+            done && (90..=120).contains(&found) && secs < 5.0,
+            "{secs} {found}"
+        );
+        assert!((7..=9).contains(&checks.get()), "{} checks", checks.get());
+        // A check of 10 ms waits twenty times as long, 200 ms: one at once,
+        // then at about 0.21, 0.43 and 0.64 s, the first past the timeout.
+        let slow = |ms| {
+            let checks = &checks;
+            move || {
+                checks.set(checks.get() + 1);
+                thread::sleep(Duration::from_millis(ms));
+                Ok(0)
+            }
+        };
+        checks.set(0);
+        let pass = || thread::sleep(Duration::from_millis(1));
+        let t = Instant::now();
+        let (secs, found, done) = poll_until(pass, slow(10), 1, 10.0, 0.5).expect("polled");
+        assert!(!done && found == 0 && secs >= 0.5);
+        assert!((0.5..3.0).contains(&t.elapsed().as_secs_f64()));
+        assert!((3..=4).contains(&checks.get()), "{} checks", checks.get());
+        // A check of 20 ms would wait 400 ms, but no longer than max_gap,
+        // here 100 ms: about 5 checks in 0.5 s.
+        checks.set(0);
+        let (_, _, done) = poll_until(pass, slow(20), 1, 0.1, 0.5).expect("polled");
+        assert!(!done);
+        assert!((4..=6).contains(&checks.get()), "{} checks", checks.get());
+        // A failing check ends it.
+        let e = poll_until(|| {}, || Err("move_pages: EFAULT".into()), 1, 0.5, 1.0);
+        assert_eq!(e, Err("move_pages: EFAULT".to_string()));
     }
 }

@@ -174,6 +174,76 @@ pub struct CountPoint {
     pub offload: Offload,
 }
 
+/// A tiered-memory measurement at one folio size, over its measured runs:
+/// the demotion of a buffer of the source node by one write to a cgroup's
+/// memory.reclaim, or the promotion of a buffer of the destination node by
+/// NUMA balancing while a CPU of the source node reads it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TierPoint {
+    pub folio_bytes: u64,
+    /// Bytes of each measurement's buffer.
+    pub bytes: u64,
+    /// Seconds of each measurement: the memory.reclaim write; from NUMA
+    /// balancing on until the check that saw 90% of the buffer promoted.
+    pub secs_runs: Vec<f64>,
+    pub secs: MeanSd,
+    /// GB/s of each measurement: the bytes that moved (demoted; promoted by
+    /// that check) over its seconds.
+    pub gbps_runs: Vec<f64>,
+    pub gbps: MeanSd,
+    /// Pages of the buffers that moved, their folios, and the pages the
+    /// kernel's counter of the path (pgdemote_proactive, pgpromote_success)
+    /// counted meanwhile.
+    pub pages_moved: u64,
+    pub folios_moved: u64,
+    pub pages_counted: u64,
+    /// Over the measured runs; the batches are the kernel's own (reclaim's,
+    /// NUMA balancing's), and may hold other folios than the buffer's.
+    #[serde(flatten)]
+    pub offload: Offload,
+}
+
+impl TierPoint {
+    pub fn new(folio_bytes: u64, bytes: u64) -> TierPoint {
+        TierPoint {
+            folio_bytes,
+            bytes,
+            ..Default::default()
+        }
+    }
+
+    /// Adds a measurement.
+    pub fn add(&mut self, secs: f64, moved_bytes: u64, pages: u64, folios: u64, counted: u64) {
+        self.secs_runs.push(secs);
+        self.secs = MeanSd::of(&self.secs_runs);
+        self.gbps_runs
+            .push(moved_bytes as f64 / secs.max(1e-9) / 1e9);
+        self.gbps = MeanSd::of(&self.gbps_runs);
+        self.pages_moved += pages;
+        self.folios_moved += folios;
+        self.pages_counted += counted;
+    }
+
+    /// "demotion 4K: ..." for the table of a run.
+    pub fn line(&self, what: &str, node: i32) -> String {
+        let measured = self.secs_runs.len() as u64;
+        let pages = self.bytes / sys::page_size() * measured;
+        format!(
+            "{what} {}: {:.3} ± {:.3} s, {:.3} ± {:.3} GB/s of {} ({} runs; {} of {pages} pages on node {node} after, counted {}){}",
+            format_size(self.folio_bytes),
+            self.secs.mean,
+            self.secs.sd,
+            self.gbps.mean,
+            self.gbps.sd,
+            format_size(self.bytes),
+            measured,
+            self.pages_moved,
+            self.pages_counted,
+            self.offload.summary()
+        )
+    }
+}
+
 /// memcpy() bandwidth from the source node to the destination node, the
 /// buffer split into `threads` parts copied at the same time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -218,6 +288,12 @@ pub struct RunReport {
     pub batch_sweep: Vec<BatchPoint>,
     #[serde(default)]
     pub count_sweep: Vec<CountPoint>,
+    /// Demotion through memory.reclaim (--demotion), by folio size.
+    #[serde(default)]
+    pub demotion: Vec<TierPoint>,
+    /// Promotion by NUMA balancing (--promotion), by folio size.
+    #[serde(default)]
+    pub promotion: Vec<TierPoint>,
 }
 
 impl RunReport {
@@ -239,7 +315,14 @@ impl RunReport {
             aged: o.age,
             batch_sweep: Vec::new(),
             count_sweep: Vec::new(),
+            demotion: Vec::new(),
+            promotion: Vec::new(),
         }
+    }
+
+    /// Whether the run has tiered-memory measurements.
+    pub fn tiered(&self) -> bool {
+        !self.demotion.is_empty() || !self.promotion.is_empty()
     }
 
     /// The human table.
@@ -317,6 +400,19 @@ impl RunReport {
                 c.offload.summary()
             );
         }
+        if self.tiered() {
+            let _ = writeln!(
+                s,
+                "tiered memory: demotion node {} -> {} by memory.reclaim, promotion node {} -> {} by NUMA balancing (seconds: until 90% promoted)",
+                self.from, self.to, self.to, self.from
+            );
+        }
+        for d in &self.demotion {
+            let _ = writeln!(s, "{}", d.line("demotion", self.to));
+        }
+        for p in &self.promotion {
+            let _ = writeln!(s, "{}", p.line("promotion", self.from));
+        }
         s
     }
 
@@ -393,6 +489,8 @@ mod tests {
             aged: false,
             batch_sweep: Vec::new(),
             count_sweep: Vec::new(),
+            demotion: Vec::new(),
+            promotion: Vec::new(),
         }
     }
 
@@ -511,6 +609,51 @@ mod tests {
             l.lines().0,
             "latency 4K: first folio not seen on the destination before the 397 us call returned"
         );
+    }
+
+    #[test]
+    fn tier_points_add_and_print() {
+        let mut p = TierPoint::new(64 << 10, 64 << 20);
+        // Half of the buffer in 0.5 s, all of it in 1 s.
+        p.add(0.5, 32 << 20, 8192, 512, 8200);
+        p.add(1.0, 64 << 20, 16384, 1024, 16384);
+        assert_eq!(p.secs_runs, vec![0.5, 1.0]);
+        assert!((p.secs.mean - 0.75).abs() < 1e-12 && p.secs.n == 2);
+        let want = (64 << 20) as f64 / 1e9;
+        assert!((p.gbps.mean - want).abs() < 1e-9, "{}", p.gbps.mean);
+        assert_eq!(p.gbps.sd, 0.0);
+        assert_eq!(
+            (p.pages_moved, p.folios_moved, p.pages_counted),
+            (24576, 1536, 24584)
+        );
+        p.offload.add(Offload {
+            batches: Some(100),
+            copied: Some(1536),
+            fallback: Some(0),
+        });
+        let line = p.line("demotion", 1);
+        assert!(
+            line.starts_with("demotion 64K: 0.750 ± 0.354 s, 0.067 ± 0.000 GB/s of 64M (2 runs; 24576 of 32768 pages on node 1 after, counted 24584)"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("; migrator copied 1536, fell back 0"),
+            "{line}"
+        );
+        let mut r = sample();
+        assert!(!r.tiered());
+        r.promotion.push(p.clone());
+        assert!(r.tiered());
+        assert!(r.table().contains("\npromotion 64K: 0.750"));
+        let back: RunReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+        // The JSON of a run from before the tiered measurements.
+        let mut old = serde_json::to_value(sample()).unwrap();
+        let o = old.as_object_mut().unwrap();
+        o.remove("demotion");
+        o.remove("promotion");
+        let back: RunReport = serde_json::from_value(old).unwrap();
+        assert!(back.demotion.is_empty() && back.promotion.is_empty());
     }
 
     #[test]

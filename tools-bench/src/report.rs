@@ -1156,6 +1156,8 @@ mod tests {
             aged: false,
             batch_sweep: vec![],
             count_sweep: vec![],
+            demotion: vec![],
+            promotion: vec![],
         }
     }
 

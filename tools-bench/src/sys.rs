@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What migbench asks of the kernel: raw NUMA system calls, anonymous
 //! mappings, /proc/vmstat, the THP and copy-offload controls in sysfs and
-//! debugfs, and the folio layout seen through pagemap and kpageflags.
+//! debugfs, the folio layout seen through pagemap and kpageflags, and for
+//! the tiered-memory measurements a memory cgroup, the demotion and NUMA
+//! balancing controls and CPU affinity.
 
 use std::collections::HashMap;
 use std::fs;
@@ -14,6 +16,11 @@ pub const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
 pub const OFFLOAD_DIR: &str = "/sys/kernel/mm/migrate_offload";
 pub const BATCH_MAX_PAGES: &str = "/sys/kernel/debug/migrate/batch_max_pages";
 pub const PMD_SIZE: u64 = 2 << 20;
+pub const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+pub const DEMOTION_ENABLED: &str = "/sys/kernel/mm/numa/demotion_enabled";
+pub const NUMA_BALANCING: &str = "/proc/sys/kernel/numa_balancing";
+/// NUMA balancing's scanner controls (scan_delay_ms, hot_threshold_ms, ...).
+pub const NUMA_BALANCING_DEBUGFS: &str = "/sys/kernel/debug/sched/numa_balancing";
 
 const MPOL_DEFAULT: libc::c_long = 0;
 const MPOL_BIND: libc::c_long = 2;
@@ -58,6 +65,193 @@ pub fn parse_vmstat(text: &str) -> HashMap<String, u64> {
 
 pub fn vmstat() -> Result<HashMap<String, u64>> {
     Ok(parse_vmstat(&read_trimmed("/proc/vmstat")?))
+}
+
+/// /proc/vmstat with every CPU's pending counter changes folded in first
+/// (vm.stat_refresh): the node counters (pgdemote_*, pgpromote_success)
+/// reach /proc/vmstat only now and then otherwise.
+pub fn vmstat_refreshed() -> Result<HashMap<String, u64>> {
+    write_control("/proc/sys/vm/stat_refresh", "1")?;
+    vmstat()
+}
+
+/// Control files set for a while: each written with set(), its old value
+/// written back on drop, the last set first.
+#[derive(Default)]
+pub struct Controls {
+    saved: Vec<(String, String)>,
+}
+
+impl Controls {
+    pub fn set(&mut self, path: &str, value: &str) -> Result<()> {
+        let old = read_trimmed(path)?;
+        write_control(path, value)?;
+        self.saved.push((path.to_string(), old));
+        Ok(())
+    }
+}
+
+impl Drop for Controls {
+    fn drop(&mut self) {
+        for (path, value) in self.saved.iter().rev() {
+            let _ = fs::write(path, value);
+        }
+    }
+}
+
+/// The cgroup v2 path of this process, from the "0::PATH" line of
+/// /proc/self/cgroup.
+pub fn parse_own_cgroup(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(|p| p.trim().to_string())
+        .filter(|p| p.starts_with('/'))
+}
+
+/// This process in a child of the root cgroup (cgroup v2, mounted at
+/// /sys/fs/cgroup if it is not yet) with the memory controller, so that a
+/// write to its memory.reclaim reclaims this process's memory; on drop,
+/// back in the cgroup it came from, and the child removed.
+pub struct MemCgroup {
+    dir: String,
+    home: String,
+}
+
+impl MemCgroup {
+    pub fn join(name: &str) -> Result<MemCgroup> {
+        let controllers = format!("{CGROUP_ROOT}/cgroup.controllers");
+        if fs::metadata(&controllers).is_err() {
+            fs::create_dir_all(CGROUP_ROOT).map_err(|e| format!("mkdir {CGROUP_ROOT}: {e}"))?;
+            // SAFETY: the strings are NUL-terminated literals; no data.
+            let rc = unsafe {
+                libc::mount(
+                    c"cgroup2".as_ptr(),
+                    c"/sys/fs/cgroup".as_ptr(),
+                    c"cgroup2".as_ptr(),
+                    0,
+                    std::ptr::null(),
+                )
+            };
+            if rc != 0 {
+                return Err(os_err(&format!("mount cgroup2 on {CGROUP_ROOT}")));
+            }
+        }
+        if !read_trimmed(&controllers)?
+            .split_whitespace()
+            .any(|c| c == "memory")
+        {
+            return Err(format!(
+                "{controllers}: no memory controller (CONFIG_MEMCG)"
+            ));
+        }
+        let home = parse_own_cgroup(&read_trimmed("/proc/self/cgroup")?)
+            .ok_or("/proc/self/cgroup: no cgroup v2 path")?;
+        write_control(&format!("{CGROUP_ROOT}/cgroup.subtree_control"), "+memory")?;
+        let dir = format!("{CGROUP_ROOT}/{name}");
+        match fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("mkdir {dir}: {e}")),
+        }
+        let cg = MemCgroup {
+            dir,
+            home: format!("{CGROUP_ROOT}{}", home.trim_end_matches('/')),
+        };
+        write_control(
+            &format!("{}/cgroup.procs", cg.dir),
+            &std::process::id().to_string(),
+        )?;
+        Ok(cg)
+    }
+
+    /// Writes `value` ("128M") to memory.reclaim: false when the kernel
+    /// says (EAGAIN) that it reclaimed less.
+    pub fn reclaim(&self, value: &str) -> Result<bool> {
+        let path = format!("{}/memory.reclaim", self.dir);
+        match fs::write(&path, value) {
+            Ok(()) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Ok(false),
+            Err(e) => Err(format!("write '{value}' to {path}: {e}")),
+        }
+    }
+}
+
+impl Drop for MemCgroup {
+    fn drop(&mut self) {
+        let _ = fs::write(
+            format!("{}/cgroup.procs", self.home),
+            std::process::id().to_string(),
+        );
+        // Memory still charged to it goes to the parent.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// Parses a CPU list as sysfs prints it: "0-3,8,10-11"; empty for "".
+pub fn parse_cpulist(s: &str) -> Result<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        let bad = || format!("'{s}' is not a CPU list");
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let a: usize = a.trim().parse().map_err(|_| bad())?;
+        let b: usize = b.trim().parse().map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        cpus.extend(a..=b);
+    }
+    Ok(cpus)
+}
+
+/// The CPUs of a NUMA node.
+pub fn node_cpus(node: i32) -> Result<Vec<usize>> {
+    let cpus = parse_cpulist(&read_trimmed(&format!(
+        "/sys/devices/system/node/node{node}/cpulist"
+    ))?)?;
+    if cpus.is_empty() {
+        return Err(format!("node {node} has no CPUs"));
+    }
+    Ok(cpus)
+}
+
+/// This thread on some CPUs only; back on the CPUs it had on drop.
+pub struct Pinned {
+    old: libc::cpu_set_t,
+}
+
+impl Pinned {
+    pub fn to(cpus: &[usize]) -> Result<Pinned> {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: cpu_set_t is plain old data; all zeroes is the empty set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: old is a valid cpu_set_t of `size` bytes.
+        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+            return Err(os_err("sched_getaffinity"));
+        }
+        // SAFETY: as above.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            if c >= libc::CPU_SETSIZE as usize {
+                return Err(format!("CPU {c} is beyond CPU_SETSIZE"));
+            }
+            // SAFETY: c is below CPU_SETSIZE, the bits of a cpu_set_t.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: set is a valid cpu_set_t of `size` bytes.
+        if unsafe { libc::sched_setaffinity(0, size, &set) } != 0 {
+            return Err(os_err(&format!("sched_setaffinity(CPUs {cpus:?})")));
+        }
+        Ok(Pinned { old })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: old is the valid cpu_set_t sched_getaffinity() filled.
+        unsafe {
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.old);
+        }
+    }
 }
 
 /// Binds this thread's allocations to `node`, or back to the default
@@ -359,6 +553,28 @@ mod tests {
         assert_eq!(v.get("pgmigrate_success"), Some(&42));
         assert_eq!(v.get("nr_free_pages"), Some(&100));
         assert_eq!(v.len(), 2);
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpulist("0-1\n"), Ok(vec![0, 1]));
+        assert_eq!(parse_cpulist("0,2-4,7"), Ok(vec![0, 2, 3, 4, 7]));
+        assert_eq!(parse_cpulist(""), Ok(vec![]));
+        assert!(parse_cpulist("3-1").is_err());
+        assert!(parse_cpulist("a").is_err());
+        assert!(parse_cpulist("1-").is_err());
+    }
+
+    #[test]
+    fn own_cgroup() {
+        assert_eq!(parse_own_cgroup("0::/\n").as_deref(), Some("/"));
+        assert_eq!(
+            parse_own_cgroup("12:cpu:/x\n0::/user.slice/a.scope\n").as_deref(),
+            Some("/user.slice/a.scope")
+        );
+        // Only cgroup v1 hierarchies: no v2 path.
+        assert_eq!(parse_own_cgroup("4:memory:/\n"), None);
+        assert_eq!(parse_own_cgroup("0::\n"), None);
     }
 
     #[test]
