@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 use crate::args::format_size;
-use crate::output::{BatchPoint, CountPoint, MemcpyPoint, Offload, Point, RunReport};
+use crate::output::{BatchPoint, CountPoint, MemcpyPoint, Offload, Point, RunReport, TierPoint};
 use crate::stats::{holm, MeanSd, NotEstimable, Ratio};
 
 const USAGE: &str = "\
@@ -20,7 +20,8 @@ usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--ou
                     present, else the first); runs measured with --age are
                     compared with LABEL-aged (without it, not at all: the
                     report says so); a folio-count sweep with the
-                    baseline's, or else with that of LABEL-sweep
+                    baseline's, or else with that of LABEL-sweep; the
+                    tiered-memory measurements likewise, with LABEL-tiered
   --compare A:B     also the ratios of run A to run B, with their intervals
   --meta FILE       'key: value' lines describing the setup, for the report
   --out DIR         write DIR/report.md, DIR/results.json and DIR/plot.png
@@ -125,6 +126,27 @@ fn batch_note(run: &RunReport, b: &BatchPoint) -> Option<String> {
         b.batch_pages
     );
     offload_note(run, &b.offload, all, &what)
+}
+
+/// The offload note of a tiered-memory point (`what`: "demotion 4K"). Its
+/// batches are the kernel's own and may hold other folios than the
+/// buffers': the migrator must have copied at least the buffers' folios
+/// that moved, and left none to the CPU.
+fn tier_note(run: &RunReport, p: &TierPoint, what: &str) -> Option<String> {
+    let m = run.migrator.as_deref()?;
+    if m == "none" {
+        return None;
+    }
+    let what = format!("{what} {}", format_size(p.folio_bytes));
+    match (p.offload.copied, p.offload.fallback) {
+        (Some(c), Some(0)) if c >= p.folios_moved => None,
+        (Some(c), f) => Some(format!(
+            "{m} copied {c} folios at {what}, of which the buffers' {} moved; {} fell back to the CPU",
+            p.folios_moved,
+            f.map_or("?".into(), |f| f.to_string())
+        )),
+        (None, _) => Some(format!("no offload counters at {what}")),
+    }
 }
 
 /// '*' when a note says the migrator did not copy every folio.
@@ -286,29 +308,64 @@ fn baseline_of<'a>(
     })
 }
 
-/// The run a run's folio-count ratios are against: its baseline
-/// (baseline_of()) when that has a count sweep, else the baseline's sweep
-/// run, "LABEL-sweep" (make bench measures the sweeps in boots of their own,
-/// under labels of their own).
+/// The run a run's `what` ratios are against: its baseline (baseline_of())
+/// when that has them (`has`), else the baseline's run of the same label
+/// with `suffix` (make bench measures the sweeps and the tiered memory in
+/// boots of their own, under labels of their own: "LABEL-sweep",
+/// "LABEL-tiered"). `has_what` says what a run lacks in the error.
+fn twin_baseline_of<'a>(
+    runs: &'a [RunReport],
+    baseline: usize,
+    r: &RunReport,
+    (suffix, what, has_what): (&str, &str, &str),
+    has: fn(&RunReport) -> bool,
+) -> Result<&'a RunReport, String> {
+    let b = baseline_of(runs, baseline, r)?;
+    if has(b) {
+        return Ok(b);
+    }
+    let twin = format!("{}-{suffix}", b.label);
+    runs.iter()
+        .find(|x| x.label == twin && has(x))
+        .ok_or_else(|| {
+            format!(
+                "{}'s {what} has no ratio to the baseline: neither {} nor a {twin} \
+                 run has {has_what}",
+                r.label, b.label
+            )
+        })
+}
+
+/// The run a run's folio-count ratios are against: its baseline, or the
+/// baseline's sweep run, "LABEL-sweep".
 fn sweep_baseline_of<'a>(
     runs: &'a [RunReport],
     baseline: usize,
     r: &RunReport,
 ) -> Result<&'a RunReport, String> {
-    let b = baseline_of(runs, baseline, r)?;
-    if !b.count_sweep.is_empty() {
-        return Ok(b);
-    }
-    let sweep = format!("{}-sweep", b.label);
-    runs.iter()
-        .find(|x| x.label == sweep && !x.count_sweep.is_empty())
-        .ok_or_else(|| {
-            format!(
-                "{}'s folio-count sweep has no ratio to the baseline: neither {} nor a {sweep} \
-                 run has a count sweep",
-                r.label, b.label
-            )
-        })
+    twin_baseline_of(
+        runs,
+        baseline,
+        r,
+        ("sweep", "folio-count sweep", "a count sweep"),
+        |x| !x.count_sweep.is_empty(),
+    )
+}
+
+/// The run a run's tiered-memory ratios are against: its baseline, or the
+/// baseline's tiered run, "LABEL-tiered".
+fn tiered_baseline_of<'a>(
+    runs: &'a [RunReport],
+    baseline: usize,
+    r: &RunReport,
+) -> Result<&'a RunReport, String> {
+    twin_baseline_of(
+        runs,
+        baseline,
+        r,
+        ("tiered", "tiered memory", "tiered-memory measurements"),
+        RunReport::tiered,
+    )
 }
 
 /// Why runs have no ratio to their baseline, for the report to say (each
@@ -318,7 +375,8 @@ pub fn missing_baselines(runs: &[RunReport], baseline: usize) -> Vec<String> {
     for r in runs {
         let throughput = (!r.points.is_empty()).then(|| baseline_of(runs, baseline, r));
         let count = (!r.count_sweep.is_empty()).then(|| sweep_baseline_of(runs, baseline, r));
-        for e in [throughput, count]
+        let tiered = r.tiered().then(|| tiered_baseline_of(runs, baseline, r));
+        for e in [throughput, count, tiered]
             .into_iter()
             .flatten()
             .filter_map(Result::err)
@@ -523,6 +581,82 @@ pub fn count_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>, 
     (head, rows)
 }
 
+/// The tiered-memory table: one row per run with tiered measurements and
+/// folio size, the demotion GB/s and the promotion seconds, each "mean ±
+/// sd (relative sd)" with a '*' where the migrator did not copy every
+/// folio; then each run's ratios to its baseline's (tiered_baseline_of()),
+/// with their intervals and marks as in the other ratio tables (the Holm
+/// adjustment over the ratios of this table). A promotion ratio is one of
+/// times: below 1, faster than the baseline.
+pub fn tiered_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>, Vec<Vec<String>>) {
+    let head = [
+        "configuration",
+        "folio",
+        "demotion (GB/s)",
+        "promotion (s to 90%)",
+    ]
+    .map(String::from)
+    .to_vec();
+    type Side = (
+        &'static str,
+        fn(&RunReport) -> &Vec<TierPoint>,
+        fn(&TierPoint) -> MeanSd,
+    );
+    let sides: [Side; 2] = [
+        ("demotion", |r| &r.demotion, |p| p.gbps),
+        ("promotion", |r| &r.promotion, |p| p.secs),
+    ];
+    let point = |r: &'a RunReport, side: &Side, size: u64| -> Option<&'a TierPoint> {
+        (side.1)(r).iter().find(|p| p.folio_bytes == size)
+    };
+    let tiered: Vec<&RunReport> = runs.iter().filter(|r| r.tiered()).collect();
+    let sizes: BTreeSet<u64> = tiered
+        .iter()
+        .flat_map(|r| r.demotion.iter().chain(&r.promotion).map(|p| p.folio_bytes))
+        .collect();
+    let mut rows = Vec::new();
+    for r in &tiered {
+        for &size in &sizes {
+            let mut row = vec![r.label.clone(), format_size(size)];
+            for side in &sides {
+                row.push(point(r, side, size).map_or("-".into(), |p| {
+                    format!(
+                        "{}{}",
+                        spread_cell(&(side.2)(p), 3),
+                        star(tier_note(r, p, side.0))
+                    )
+                }));
+            }
+            rows.push(row);
+        }
+    }
+    let mut ratio_rows = Vec::new();
+    for r in &tiered {
+        // A run without one is listed by missing_baselines().
+        let Ok(b) = tiered_baseline_of(runs, baseline, r) else {
+            continue;
+        };
+        if b.label == r.label {
+            continue;
+        }
+        for &size in &sizes {
+            ratio_rows.push(RatioRow {
+                head: vec![format!("{} / {}", r.label, b.label), format_size(size)],
+                cells: sides
+                    .iter()
+                    .map(|side| {
+                        let a = point(r, side, size)?;
+                        let c = point(b, side, size)?;
+                        Some(Ratio::of(&(side.2)(a), &(side.2)(c)))
+                    })
+                    .collect(),
+            });
+        }
+    }
+    rows.extend(render_ratios(&ratio_rows, false));
+    (head, rows)
+}
+
 /// Cells above the relative-sd target, for the report's summary.
 fn noisy_cells(runs: &[RunReport]) -> Vec<String> {
     let mut v = Vec::new();
@@ -607,6 +741,7 @@ pub struct Tables {
     pub boot_ratios: String,
     pub batch: Option<String>,
     pub count: Option<String>,
+    pub tiered: Option<String>,
 }
 
 fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> String {
@@ -696,6 +831,29 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               adjustment over the ratios of this table).\n\n";
         s += c;
     }
+    if let Some(t) = &t.tiered {
+        s += "\n## Tiered memory\n\n";
+        s += "On the tiered machine (node 1 memory only, a lower memory tier than node 0 \
+              through the ACPI HMAT, and node 0's demotion target), at each folio size, \
+              fresh memory per measurement (the first of each size a discarded warm-up). \
+              Demotion: the memory faulted on node 0 in a memory cgroup, its accessed bits \
+              cleared, then one write of its size to the cgroup's memory.reclaim, timed; GB/s \
+              are the bytes of its pages on node 1 after over that time (at least half of \
+              them, and pgdemote_proactive counting at least as many). Promotion: the \
+              memory filled on node 1, then read, one word per page in a tight loop from a \
+              CPU of node 0, with NUMA balancing in tiering mode (numa_balancing=2, the \
+              scanner every 100 to 200 ms of CPU time), timed until 90% of its folios are on \
+              node 0 (checked between passes, at most --promote-check-ms apart, 500 ms by default, \
+              more often where a check is cheap; \
+              pgpromote_success counting every page promoted); lower is better. Every byte \
+              and every folio's size are checked after. Mean ± sd (relative sd), a '*' \
+              where the migrator did not copy at least every folio of the memory that \
+              moved, or left some to the CPU (see Runs: the kernel's batches may hold other \
+              folios too); then the ratios to the baseline's tiered run (a promotion ratio \
+              below 1 is faster), with their 95% intervals, marked as above (the Holm \
+              adjustment over the ratios of this table).\n\n";
+        s += t;
+    }
     s += "\n## Setup\n\n";
     for l in meta.lines().filter(|l| !l.trim().is_empty()) {
         let _ = writeln!(s, "- {l}");
@@ -741,6 +899,32 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
             .flatten()
         {
             let _ = writeln!(s, "  - * {n}");
+        }
+        for (what, points, counter) in [
+            ("demotion", &r.demotion, "pgdemote_proactive"),
+            ("promotion", &r.promotion, "pgpromote_success"),
+        ] {
+            for p in points {
+                let _ = writeln!(
+                    s,
+                    "  - {what} {}: {} measurements of {}, {} pages ({} folios) moved, {counter} {}{}",
+                    format_size(p.folio_bytes),
+                    p.secs.n,
+                    format_size(p.bytes),
+                    p.pages_moved,
+                    p.folios_moved,
+                    p.pages_counted,
+                    match (p.offload.batches, p.offload.copied, p.offload.fallback) {
+                        (Some(b), Some(c), Some(f)) => format!(
+                            "; offload counters: {b} batches, {c} folios copied by the migrator, {f} fell back to the CPU"
+                        ),
+                        _ => String::new(),
+                    }
+                );
+                if let Some(n) = tier_note(r, p, what) {
+                    let _ = writeln!(s, "  - * {n}");
+                }
+            }
         }
         for l in &r.latency {
             let (head, calls) = l.lines();
@@ -1016,6 +1200,26 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
                 q.offload.add(b.offload);
             },
         );
+        for (into, from) in [
+            (&mut m.demotion, r.demotion),
+            (&mut m.promotion, r.promotion),
+        ] {
+            merge_by(
+                into,
+                from,
+                |p| p.folio_bytes,
+                |q, p| {
+                    q.secs_runs.extend(&p.secs_runs);
+                    q.secs = MeanSd::of(&q.secs_runs);
+                    q.gbps_runs.extend(&p.gbps_runs);
+                    q.gbps = MeanSd::of(&q.gbps_runs);
+                    q.pages_moved += p.pages_moved;
+                    q.folios_moved += p.folios_moved;
+                    q.pages_counted += p.pages_counted;
+                    q.offload.add(p.offload);
+                },
+            );
+        }
         merge_by(
             &mut m.count_sweep,
             r.count_sweep,
@@ -1080,6 +1284,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     ratio_head.push("widest interval".into());
     let (batch_head, batch_rows) = batch_table(&runs);
     let (count_head, count_rows) = count_table(&runs, baseline);
+    let (tiered_head, tiered_rows) = tiered_table(&runs, baseline);
     print!("{}", text_table(&head, &rows));
     println!();
     print!("{}", text_table(&ratio_head, &ratio_rows));
@@ -1097,6 +1302,10 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         println!();
         print!("{}", text_table(&count_head, &count_rows));
     }
+    if !tiered_rows.is_empty() {
+        println!();
+        print!("{}", text_table(&tiered_head, &tiered_rows));
+    }
     let Some(out) = &o.out else { return Ok(()) };
     let meta = match &o.meta {
         Some(m) => fs::read_to_string(m).map_err(|e| format!("read {m}: {e}"))?,
@@ -1110,6 +1319,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         boot_ratios: markdown_table(&ratio_head, &boot_rows),
         batch: (!batch_rows.is_empty()).then(|| markdown_table(&batch_head, &batch_rows)),
         count: (!count_rows.is_empty()).then(|| markdown_table(&count_head, &count_rows)),
+        tiered: (!tiered_rows.is_empty()).then(|| markdown_table(&tiered_head, &tiered_rows)),
     };
     let md = markdown(&runs, baseline, &meta, &tables);
     fs::write(format!("{out}/report.md"), md).map_err(|e| format!("write {out}/report.md: {e}"))?;
@@ -1306,6 +1516,7 @@ mod tests {
             boot_ratios: String::new(),
             batch: None,
             count: None,
+            tiered: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(md.contains("Not compared with the baseline:\n\n- series-aged (aged memory"));
@@ -1571,6 +1782,7 @@ mod tests {
             boot_ratios: String::new(),
             batch: None,
             count: None,
+            tiered: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(
@@ -1662,6 +1874,174 @@ mod tests {
         assert_eq!(
             (o.baseline.as_deref(), o.out.as_deref(), o.runs.len()),
             (Some("v"), Some("d"), 2)
+        );
+    }
+
+    fn tier(size: u64, secs: &[f64], copied: Option<u64>, fallback: u64) -> TierPoint {
+        let mut p = TierPoint::new(size, 32 << 20);
+        let folios = (32 << 20) / size;
+        for &t in secs {
+            p.add(
+                t,
+                32 << 20,
+                folios * size / 4096,
+                folios,
+                folios * size / 4096,
+            );
+        }
+        // `copied`: per measurement.
+        p.offload = Offload {
+            batches: copied.map(|_| 10),
+            copied: copied.map(|c| c * secs.len() as u64),
+            fallback: copied.map(|_| fallback),
+        };
+        p
+    }
+
+    fn tiered_run(
+        label: &str,
+        migrator: Option<&str>,
+        secs: &[f64],
+        copied: Option<u64>,
+    ) -> RunReport {
+        let mut r = run(label, migrator, &[]);
+        for size in [4096, 2 << 20] {
+            let folios = (32 << 20) / size;
+            r.demotion
+                .push(tier(size, secs, copied.map(|c| c.min(folios)), 0));
+            r.promotion
+                .push(tier(size, secs, copied.map(|c| c.min(folios)), 0));
+        }
+        r
+    }
+
+    #[test]
+    fn tiered_runs_tabulate_against_the_baseline_tiered_run() {
+        let v = with_runs(
+            run("vanilla", None, &[(4096, 0.0, None)]),
+            4096,
+            &[1.0, 1.01, 0.99, 1.0],
+        );
+        let vt = tiered_run("vanilla-tiered", None, &[0.10, 0.11, 0.09], None);
+        // Twice as fast, every folio copied.
+        let ct = tiered_run(
+            "cpu-batch-tiered",
+            Some("test"),
+            &[0.05, 0.055, 0.045],
+            Some(u64::MAX),
+        );
+        // The migrator left folios to the CPU at 2M.
+        let mut dt = tiered_run(
+            "dcbm-tiered",
+            Some("dcbm"),
+            &[0.10, 0.11, 0.09],
+            Some(u64::MAX),
+        );
+        dt.demotion[1].offload.fallback = Some(3);
+        dt.promotion[1].offload.copied = Some(2);
+        let runs = vec![v, vt, ct, dt];
+        assert!(missing_baselines(&runs, 0).is_empty());
+        let (head, rows) = tiered_table(&runs, 0);
+        assert_eq!(
+            head,
+            [
+                "configuration",
+                "folio",
+                "demotion (GB/s)",
+                "promotion (s to 90%)"
+            ]
+        );
+        let labels: Vec<String> = rows.iter().map(|r| format!("{} {}", r[0], r[1])).collect();
+        assert_eq!(
+            labels,
+            [
+                "vanilla-tiered 4K",
+                "vanilla-tiered 2M",
+                "cpu-batch-tiered 4K",
+                "cpu-batch-tiered 2M",
+                "dcbm-tiered 4K",
+                "dcbm-tiered 2M",
+                "cpu-batch-tiered / vanilla-tiered 4K",
+                "cpu-batch-tiered / vanilla-tiered 2M",
+                "dcbm-tiered / vanilla-tiered 4K",
+                "dcbm-tiered / vanilla-tiered 2M",
+            ]
+        );
+        // 32M in 0.1, 0.11 and 0.09 s: 0.338 GB/s on average.
+        assert!(rows[0][2].starts_with("0.338 ± "), "{}", rows[0][2]);
+        assert_eq!(rows[0][3], "0.100 ± 0.010 (10.0%)!");
+        assert!(!rows[2][2].ends_with('*') && !rows[2][3].ends_with('*'));
+        assert!(rows[5][2].ends_with('*') && rows[5][3].ends_with('*'));
+        assert!(!rows[4][2].ends_with('*'));
+        // Demotion GB/s doubled, promotion time halved, far apart.
+        assert!(rows[6][2].starts_with("2.0"), "{}", rows[6][2]);
+        assert!(
+            rows[6][3].starts_with("0.500 [") && rows[6][3].ends_with('‡'),
+            "{}",
+            rows[6][3]
+        );
+        assert!(rows[8][3].starts_with("1.000 [") && !marked(&rows[8][3]));
+        // The tiered runs add no rows to the throughput tables.
+        assert_eq!(comparison(&runs).1.len(), 1);
+        assert!(ratios(&runs, 0, &[], &[4096]).is_empty());
+        // The notes say what the migrator did.
+        let t = Tables {
+            missing: vec![],
+            throughput: String::new(),
+            ratios: String::new(),
+            boot_ratios: String::new(),
+            batch: None,
+            count: None,
+            tiered: Some(markdown_table(&head, &rows)),
+        };
+        let md = markdown(&runs, 0, "", &t);
+        assert!(md.contains("\n## Tiered memory\n"), "{md}");
+        assert!(
+            md.contains("  - * dcbm copied 48 folios at demotion 2M, of which the buffers' 48 moved; 3 fell back to the CPU\n"),
+            "{md}"
+        );
+        assert!(md.contains("  - * dcbm copied 2 folios at promotion 2M, of which the buffers' 48 moved; 0 fell back to the CPU\n"));
+        assert!(md.contains("  - promotion 4K: 3 measurements of 32M, 24576 pages (24576 folios) moved, pgpromote_success 24576; offload counters: 10 batches"), "{md}");
+        assert!(!md.contains("* test copied"));
+        // Without the baseline's tiered run: said, not silently left out.
+        let without = vec![runs[0].clone(), runs[2].clone()];
+        let (_, rows) = tiered_table(&without, 0);
+        assert_eq!(rows.len(), 2);
+        let missing = missing_baselines(&without, 0);
+        assert_eq!(
+            missing,
+            [
+                "cpu-batch-tiered's tiered memory has no ratio to the baseline: \
+              neither vanilla nor a vanilla-tiered run has tiered-memory measurements"
+            ]
+        );
+    }
+
+    #[test]
+    fn tiered_rounds_pool() {
+        let a = tiered_run("t", Some("test"), &[0.1, 0.2], Some(u64::MAX));
+        let b = tiered_run("t", Some("test"), &[0.3], Some(u64::MAX));
+        let m = merge_rounds(vec![a, b]).expect("merge");
+        assert_eq!(m.len(), 1);
+        let p = &m[0].promotion[0];
+        assert_eq!(p.secs_runs, vec![0.1, 0.2, 0.3]);
+        assert!((p.secs.mean - 0.2).abs() < 1e-12 && p.secs.n == 3);
+        assert_eq!(p.gbps_runs.len(), 3);
+        assert_eq!(
+            (p.folios_moved, p.offload.copied),
+            (3 * 8192, Some(3 * 8192))
+        );
+        assert_eq!(m[0].demotion[1].pages_moved, 3 * 8192);
+        assert!(tier_note(&m[0], p, "promotion").is_none());
+        let mut none = m[0].clone();
+        none.migrator = Some("none".into());
+        none.promotion[0].offload.copied = Some(0);
+        assert!(tier_note(&none, &none.promotion[0], "promotion").is_none());
+        none.migrator = Some("dcbm".into());
+        none.promotion[0].offload = Offload::default();
+        assert_eq!(
+            tier_note(&none, &none.promotion[0], "promotion").as_deref(),
+            Some("no offload counters at promotion 4K")
         );
     }
 }
