@@ -11,14 +11,17 @@
 #      idle host) in QEMU with two NUMA nodes and runs migbench for every
 #      throughput configuration of the matrix that names that kernel; the
 #      sweep configurations (--no-throughput) in boots of their own, spread
-#      over the rounds;
+#      over the rounds; the tiered configurations (--demotion, --promotion)
+#      in boots of their own on the tiered machine (node 1 a lower memory
+#      tier), spread over the rounds too;
 #   3. writes build/bench/report.md, results.json, plot.png and latency.png,
 #      and prints the tables.
 # BENCH_FULL=1 measures more memory, more runs and call latencies;
 # BENCH_MATRIX=FILE measures another matrix (tools-bench/matrix-policy: the
 # offload policy); BENCH_ONLY=label,label runs only those lines of it (and
 # builds only their kernels); BENCH_ROUNDS=N sets the number of rounds,
-# BENCH_SWEEP_ROUNDS=N the number of boots of each kernel for the sweeps;
+# BENCH_SWEEP_ROUNDS=N the number of boots of each kernel for the sweeps,
+# BENCH_TIERED_ROUNDS=N for the tiered configurations;
 # BENCH_IDLE_PCT=N the idle threshold (other processes' CPU use, in percent
 # of one CPU; default 10).
 set -euo pipefail
@@ -38,17 +41,24 @@ export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 # of each size in a boot is a warm-up and is not counted. The sweep lines
 # of the matrix run in boots of their own (the sweep rounds), so that their
 # minutes of 4 GiB moves cannot disturb the throughput cells, with the
-# common options of BENCH_SWEEP_ARGS.
+# common options of BENCH_SWEEP_ARGS. The tiered lines (--demotion,
+# --promotion) need another machine (tools-bench/qemu-bench-tiered.args):
+# they run in boots of their own on it (the tiered rounds), with the common
+# options of BENCH_TIERED_ARGS.
 BENCH_SWEEP_ARGS="--warmup 1"
 BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2"
+BENCH_TIERED_ARGS="--sizes 4K,64K,2M --warmup 1"
 # The sweeps (tools-bench/matrix): folios per call at 2M, and batch_max_pages.
 BENCH_COUNTS=1,8,32,64,256,512,2048
 BENCH_BATCHES=1,8,64,512,2048,8192
 if [ "${BENCH_FULL:-0}" = 1 ]; then
 	BENCH_SWEEP_ARGS+=" --total 512M --iterations 6"
 	BENCH_ARGS+=" $BENCH_SWEEP_ARGS --latency 1,16,256"
+	# migbench's own sizes: 128 MiB demoted, 64 MiB promoted.
+	BENCH_TIERED_ARGS+=" --iterations 5"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-4}
 	BENCH_SWEEP_ROUNDS=${BENCH_SWEEP_ROUNDS:-4}
+	BENCH_TIERED_ROUNDS=${BENCH_TIERED_ROUNDS:-2}
 else
 	# The default run's time, from build/bench-run.log and
 	# build/bench-prealloc.log (this 2-CPU host, TCG, progress every 5 s):
@@ -59,17 +69,32 @@ else
 	# 90 s, a line with both sweeps 112 to 125 s. A throughput round - base
 	# 2 lines, no-rmap 1, series 6 - is then 32 + 20 + 81 s and 3 gaps,
 	# about 141 s; a sweep round - base 1 line, series 3 - 98 + 358 s and 2
-	# gaps, about 461 s. 10 throughput rounds and 3 sweep rounds:
-	# 10 x 141 + 3 x 461 = about 2790 s, 47 minutes; with a fifth more for
-	# slower boots 56 minutes, and with the migbench build and the report
-	# (a minute or two) still under 60 (kernels reused: a kernel build is
-	# not counted).
+	# gaps, about 461 s. The tiered lines have not run in a make bench yet:
+	# their estimate comes from the throughput lines, whose 30 moves of
+	# 128 MiB, each with its fill and checks, take about 0.35 s a move. A
+	# tiered line is 3 sizes x (1 + 3) demotions of 64 MiB (fill and checks
+	# like a move, the reclaim a move of slower 4K pages: about 0.5 s) and
+	# as many promotions of 32 MiB (the scanner every 100-200 ms of CPU
+	# time, a hinting fault per folio, the checks: 0.3 to 0.6 s), 10 to 14
+	# s in all; say 12 to 20 s. A tiered round - base 1 line, series 4, two
+	# boots of 8 s (10 GiB preallocated) and 2 gaps - is then 80 to 120 s.
+	# 10 throughput rounds, 3 sweep rounds and 1 tiered round:
+	# 10 x 141 + 3 x 461 + 120 = about 2910 s, 48.5 minutes; with a fifth
+	# more for slower boots 58 minutes, and with the migbench build and the
+	# report (a minute) still under 60 (kernels reused: a kernel build is
+	# not counted). One tiered round, 3 measurements per size: the 60
+	# minutes leave no room for more; the tiered cells' intervals are those
+	# of 3 measurements of one boot (BENCH_TIERED_ROUNDS=3 for boot-to-boot
+	# spread, about 2 minutes a round). A promotion that never reaches 90%
+	# fails its line after --promote-timeout (60 s) instead.
 	BENCH_SWEEP_ARGS+=" --total 128M --iterations 4"
 	BENCH_ARGS+=" $BENCH_SWEEP_ARGS"
+	BENCH_TIERED_ARGS+=" --iterations 3 --demote-total 64M --promote-total 32M"
 	BENCH_ROUNDS=${BENCH_ROUNDS:-10}
 	BENCH_SWEEP_ROUNDS=${BENCH_SWEEP_ROUNDS:-3}
+	BENCH_TIERED_ROUNDS=${BENCH_TIERED_ROUNDS:-1}
 fi
-for n in BENCH_ROUNDS BENCH_SWEEP_ROUNDS; do
+for n in BENCH_ROUNDS BENCH_SWEEP_ROUNDS BENCH_TIERED_ROUNDS; do
 	[[ ${!n} =~ ^[1-9][0-9]*$ ]] || die "$n=${!n}: want a number of rounds, at least 1"
 done
 # The ratios the report adds to those against vanilla (pairs of matrix
@@ -82,10 +107,16 @@ BENCH_COMPARE="cpu-batch:no-migrator no-migrator:no-migrator-no-rmap
 # number of the host's CPUs): before each boot it waits for that, and a
 # boot during which they used more is flagged.
 BENCH_IDLE_PCT=${BENCH_IDLE_PCT:-10}
-# The benchmark guest: two nodes of 6 GiB (the count sweep moves 4 GiB),
-# preallocated by QEMU (a move must not wait for the host to fault in guest
-# memory: without it single moves ran up to 5x slower).
-export QEMU_ARGS=$TOP/tools-bench/qemu-bench.args
+# The benchmark guests: two nodes of 6 GiB, a CPU each (the count sweep
+# moves 4 GiB); and for the tiered lines, node 0 with both CPUs and 4 GiB,
+# node 1 memory only, 6 GiB, a lower memory tier through the ACPI HMAT.
+# Both preallocated by QEMU (a move must not wait for the host to fault in
+# guest memory: without it single moves ran up to 5x slower). QEMU's
+# arguments, one per line, as QEMU_ARGS for scripts/lib.sh's qemu_machine
+# (qemu_boot's reader, as for make test), which leaves out blank lines and
+# lines starting with #.
+BENCH_MACHINE=$TOP/tools-bench/qemu-bench.args
+BENCH_TIERED_MACHINE=$TOP/tools-bench/qemu-bench-tiered.args
 
 # The revision of linux/ a line of tools-bench/kernels names.
 kernel_rev() {
@@ -181,7 +212,8 @@ build_migbench() {
 }
 
 # bench_kernel NAME PHASE ROUND: boot it once for its configurations of
-# PHASE (throughput or sweep; see matrix_phase).
+# PHASE (throughput, sweep or tiered; see matrix_phase), on the tiered
+# machine for the tiered phase.
 bench_kernel() {
 	local name=$1 phase=$2 round=$3 kernel=${bzimage[$1]} root=$BENCH_DIR/root-$1
 	local log=$BENCH_DIR/$1-$2-$3.log
@@ -193,6 +225,7 @@ bench_kernel() {
 		>"$root/bench/matrix"
 	echo "$BENCH_ARGS" >"$root/bench/args"
 	echo "$BENCH_SWEEP_ARGS" >"$root/bench/sweep-args"
+	echo "$BENCH_TIERED_ARGS" >"$root/bench/tiered-args"
 	find "${modules[$name]}" -name '*.ko' -exec cp {} "$root/bench/" \;
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$BENCH_DIR/$name.cpio"
 	boot=$((boot + 1))
@@ -201,6 +234,11 @@ bench_kernel() {
 	local busy0 qemu0 busy1 qemu1 t0 t1 raw other flag=
 	children_cpu "$BENCH_DIR/cpu0"
 	busy0=$(host_busy) qemu0=$(cat "$BENCH_DIR/cpu0") t0=$(date +%s.%N)
+	if [ "$phase" = tiered ]; then
+		export QEMU_ARGS=$BENCH_TIERED_MACHINE
+	else
+		export QEMU_ARGS=$BENCH_MACHINE
+	fi
 	qemu_boot "$kernel" "$log" "$BENCH_TIMEOUT" \
 		"kunit.enable=0 loglevel=4 numa_balancing=disable bench.kernel=$name bench.phase=$phase" \
 		-initrd "$BENCH_DIR/$name.cpio" &
@@ -342,25 +380,54 @@ select_matrix() {
 	' "$SOURCE_MATRIX" >"$MATRIX" || die "BENCH_ONLY=$BENCH_ONLY: unknown label"
 }
 
-# A line of the matrix is a sweep line when its options have
-# --no-throughput: such lines run in boots of their own.
+# A line of the matrix is a tiered line when its options have --demotion
+# or --promotion: such lines run in boots of their own on the tiered
+# machine. Else it is a sweep line when they have --no-throughput: such
+# lines run in boots of their own.
+TIERED_LINE='(^|[[:space:]])--(demotion|promotion)([[:space:]]|$)'
 SWEEP_LINE='(^|[[:space:]])--no-throughput([[:space:]]|$)'
 
 # matrix_phase [PHASE]: the lines of the matrix, comments left out, in
-# order: all, or those of PHASE - sweep, the sweep lines, or throughput,
-# the others.
+# order: all, or those of PHASE - tiered, the tiered lines, sweep, the
+# sweep lines, or throughput, the others.
 matrix_phase() {
-	sed -e 's/#.*//' "$MATRIX" | awk -F'|' -v phase="${1:-}" -v re="$SWEEP_LINE" '
-		NF >= 2 && (phase == "" || (phase == "sweep") == ($5 ~ re))'
+	sed -e 's/#.*//' "$MATRIX" |
+		awk -F'|' -v phase="${1:-}" -v tiered="$TIERED_LINE" -v sweep="$SWEEP_LINE" '
+		NF >= 2 {
+			p = $5 ~ tiered ? "tiered" : $5 ~ sweep ? "sweep" : "throughput"
+			if (phase == "" || phase == p)
+				print
+		}'
 }
 
 # check_matrix: refuse a sweep in a throughput line, which would run in the
-# throughput cells' boots.
+# throughput cells' boots, and a tiered line that would measure
+# move_pages() (no --no-throughput) or sweep on the tiered machine.
 check_matrix() {
 	local bad
 	bad=$(matrix_phase throughput | awk -F'|' '$5 ~ /--(count|batch)-sweep/ { gsub(/ /, "", $1); print $1 }' |
 	      paste -sd, -)
 	[ -z "$bad" ] || die "$SOURCE_MATRIX: $bad: a sweep (--count-sweep, --batch-sweep) needs a line of its own, with --no-throughput, so that it runs in boots apart from the throughput cells"
+	bad=$(matrix_phase tiered | awk -F'|' -v re="$SWEEP_LINE" '
+		$5 !~ re || $5 ~ /--(count|batch)-sweep/ { gsub(/ /, "", $1); print $1 }' | paste -sd, -)
+	[ -z "$bad" ] || die "$SOURCE_MATRIX: $bad: a tiered line (--demotion, --promotion) runs on the tiered machine: it needs --no-throughput and no sweep (--count-sweep, --batch-sweep), which belong to the two-node machine"
+}
+
+# due K N ROUND: whether round K of the N rounds of a phase that runs apart
+# (the sweeps, the tiered lines) is due after throughput round ROUND.
+# Sweep round K comes after throughput round ceil(K * BENCH_ROUNDS / N),
+# tiered round K after round ceil((K - 1/2) * BENCH_ROUNDS / N), the middle
+# of its share of the run (one tiered round: halfway, not at the end with
+# the last sweeps): spread over the run like the throughput rounds, so
+# that a slow phase of the host does not fall on one phase alone.
+due() {
+	local k=$1 n=$2 round=$3 half=${4:-}
+	[ "$k" -le "$n" ] || return 1
+	if [ -n "$half" ]; then
+		[ $(( ((2 * k - 1) * BENCH_ROUNDS + 2 * n - 1) / (2 * n) )) -le "$round" ]
+	else
+		[ $(( (k * BENCH_ROUNDS + n - 1) / n )) -le "$round" ]
+	fi
 }
 
 # The labels of the matrix (of PHASE), in order.
@@ -404,30 +471,38 @@ rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR/runs"
 fails=() busy_boots=()
 mapfile -t throughput_kernels < <(phase_kernels throughput)
 mapfile -t sweep_kernels < <(phase_kernels sweep)
-boots_total=$((BENCH_ROUNDS * ${#throughput_kernels[@]} + BENCH_SWEEP_ROUNDS * ${#sweep_kernels[@]}))
+mapfile -t tiered_kernels < <(phase_kernels tiered)
+boots_total=$((BENCH_ROUNDS * ${#throughput_kernels[@]} + BENCH_SWEEP_ROUNDS * ${#sweep_kernels[@]} +
+	BENCH_TIERED_ROUNDS * ${#tiered_kernels[@]}))
 configs_total=$((BENCH_ROUNDS * $(matrix_labels throughput | wc -l) +
-	BENCH_SWEEP_ROUNDS * $(matrix_labels sweep | wc -l)))
-boot=0 configs_done=0 sweep=1
+	BENCH_SWEEP_ROUNDS * $(matrix_labels sweep | wc -l) +
+	BENCH_TIERED_ROUNDS * $(matrix_labels tiered | wc -l)))
+boot=0 configs_done=0 sweep=1 tiered=1
 for round in $(seq "$BENCH_ROUNDS"); do
 	for name in "${throughput_kernels[@]}"; do
 		bench_kernel "$name" throughput "$round"
 	done
-	# Sweep round k after throughput round ceil(k * BENCH_ROUNDS /
-	# BENCH_SWEEP_ROUNDS): spread over the run like the throughput rounds,
-	# so that a slow phase of the host does not fall on the sweeps alone.
-	while [ "$sweep" -le "$BENCH_SWEEP_ROUNDS" ] &&
-	      [ $(( (sweep * BENCH_ROUNDS + BENCH_SWEEP_ROUNDS - 1) / BENCH_SWEEP_ROUNDS )) -le "$round" ]; do
+	while due "$sweep" "$BENCH_SWEEP_ROUNDS" "$round"; do
 		for name in "${sweep_kernels[@]}"; do
 			bench_kernel "$name" sweep "$sweep"
 		done
 		sweep=$((sweep + 1))
 	done
+	while due "$tiered" "$BENCH_TIERED_ROUNDS" "$round" half; do
+		for name in "${tiered_kernels[@]}"; do
+			bench_kernel "$name" tiered "$tiered"
+		done
+		tiered=$((tiered + 1))
+	done
 done
 
 runs=()
-for phase in throughput sweep; do
-	rounds=$BENCH_ROUNDS
-	[ "$phase" = throughput ] || rounds=$BENCH_SWEEP_ROUNDS
+for phase in throughput sweep tiered; do
+	case $phase in
+	throughput) rounds=$BENCH_ROUNDS ;;
+	sweep) rounds=$BENCH_SWEEP_ROUNDS ;;
+	tiered) rounds=$BENCH_TIERED_ROUNDS ;;
+	esac
 	while read -r label; do
 		for round in $(seq "$rounds"); do
 			json=$BENCH_DIR/runs/$label-$round.json
@@ -448,15 +523,18 @@ while read -r line; do
 	fails+=("$line")
 done < <(cd "$BENCH_DIR" && grep -H '^BENCH-FAIL' ./*.log.txt | sed 's|^\./||' || true)
 
-mapfile -t machine < <(qemu_machine)
+mapfile -t machine < <(QEMU_ARGS=$BENCH_MACHINE qemu_machine)
+mapfile -t tiered_machine < <(QEMU_ARGS=$BENCH_TIERED_MACHINE qemu_machine)
 {
 	echo "host CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	echo "QEMU: $(qemu-system-x86_64 --version | head -n 1); qemu-system-x86_64 -kernel <bzImage> -append 'console=ttyS0 kunit.enable=0 bench.kernel=<name>' -initrd <migbench initramfs> ${machine[*]}"
+	echo "QEMU of the tiered lines (tools-bench/qemu-bench-tiered.args): the same with ${tiered_machine[*]}"
 	echo "kernel compiler: $(cc_version || echo "no clang$LLVM_SUFFIX")"
 	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
-	echo "guest command line: numa_balancing=disable; guest memory: tools-bench/qemu-bench.args (2 x 6 GiB, preallocated)"
+	echo "guest command line: numa_balancing=disable (the promotions turn its tiering mode on for themselves); guest memory: tools-bench/qemu-bench.args (2 x 6 GiB, preallocated), for the tiered lines tools-bench/qemu-bench-tiered.args (node 0 4 GiB and both CPUs, node 1 6 GiB and no CPU, a lower memory tier through the ACPI HMAT; preallocated)"
 	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
 	echo "sweeps (the lines with --no-throughput), in boots of their own: $BENCH_SWEEP_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_SWEEP_ROUNDS boots of each kernel with sweep lines, spread over the rounds"
+	echo "tiered memory (the lines with --demotion, --promotion), in boots of their own on the tiered machine: $BENCH_TIERED_ARGS; $BENCH_TIERED_ROUNDS boots of each kernel with tiered lines, spread over the rounds"
 	echo "host idle check: before each boot, until other processes use less than $BENCH_IDLE_PCT% of one CPU over 2 s (100% is one CPU's worth; the host has $(nproc)), for up to ${BENCH_IDLE_WAIT:-120} s"
 	echo "host during the boots (CPU use by other processes than QEMU, in % of one CPU: /proc/stat less QEMU's rusage, clamped at 0, and raw): $(paste -sd';' "$BENCH_DIR/host.txt" | sed 's/;/; /g')"
 	echo "boots on a busy host (other processes above $BENCH_IDLE_PCT% of one CPU during the boot, raw): $(if [ ${#busy_boots[@]} -gt 0 ]; then printf '%s; ' "${busy_boots[@]}" | sed 's/; $//'; else echo none; fi)"
