@@ -29,8 +29,10 @@
  *	WRITERS processes, TOTAL_KB each (together more than node 0 holds),
  *	for SECONDS: half map, write, check and unmap fresh memory bound to
  *	node 0 again and again, so that direct reclaim and kswapd demote from
- *	the full node 0; half rewrite and check memory they keep, which is
- *	demoted and, with NUMA balancing in tiering mode, promoted back.
+ *	the full node 0; half rewrite and check memory they keep (anonymous,
+ *	or a shmem file), which is demoted and, with NUMA balancing in tiering
+ *	mode, promoted back. The caller may narrow the offload to demotion
+ *	(reasons), so that the offload counters show reclaim's batches.
  *
  * Every case compares every byte after the migrations, checks where the
  * pages are, and checks the vmstat counters of the path (pgdemote_*,
@@ -51,7 +53,9 @@
 
 struct counters {
 	unsigned long batch, copied, fallback, migrated, demoted, promoted;
-	unsigned long hint_faults, compact_migrated;
+	unsigned long demoted_kswapd, demoted_direct, demoted_proactive;
+	unsigned long allocstall, hint_faults;
+	unsigned long compact_scanned, compact_isolated, kcompactd_scanned;
 };
 
 static void snapshot(struct counters *c)
@@ -65,11 +69,18 @@ static void snapshot(struct counters *c)
 	c->copied = vmstat("pgmigrate_offload_copied");
 	c->fallback = vmstat("pgmigrate_offload_fallback");
 	c->migrated = vmstat("pgmigrate_success");
-	c->demoted = vmstat("pgdemote_kswapd") + vmstat("pgdemote_direct") +
-		     vmstat("pgdemote_khugepaged") + vmstat("pgdemote_proactive");
+	c->demoted_kswapd = vmstat("pgdemote_kswapd");
+	c->demoted_direct = vmstat("pgdemote_direct");
+	c->demoted_proactive = vmstat("pgdemote_proactive");
+	c->demoted = c->demoted_kswapd + c->demoted_direct +
+		     c->demoted_proactive + vmstat("pgdemote_khugepaged");
+	c->allocstall = vmstat("allocstall_dma") + vmstat("allocstall_dma32") +
+			vmstat("allocstall_normal") + vmstat("allocstall_movable");
 	c->promoted = vmstat("pgpromote_success");
 	c->hint_faults = vmstat("numa_hint_faults");
-	c->compact_migrated = vmstat("compact_migrate_scanned");
+	c->compact_scanned = vmstat("compact_migrate_scanned");
+	c->compact_isolated = vmstat("compact_isolated");
+	c->kcompactd_scanned = vmstat("compact_daemon_migrate_scanned");
 }
 
 static double now(void)
@@ -110,8 +121,8 @@ static void check_offload(const char *expect, const struct counters *a,
 			fail("a migrator was given %lu batches (%lu folios copied, %lu fell back), want none",
 			     batch, copied, fallback);
 	} else if (!strcmp(expect, "offload")) {
-		if (!batch)
-			fail("no batch was offloaded");
+		if (!batch || !copied)
+			fail("%lu batches offloaded, %lu folios copied: want some", batch, copied);
 		if (copied < moved_folios)
 			fail("the migrator copied %lu folios, but %lu of the test's moved",
 			     copied, moved_folios);
@@ -176,9 +187,10 @@ static void demote(size_t folio_kb, size_t len, const char *expect, int aged)
 	check_bytes(buf, 0, len, "after demotion");
 	if (on1 < len / page_size / 2)
 		fail("only %lu of %zu pages were demoted", on1, len / page_size);
-	if (b.demoted - a.demoted < on1)
-		fail("pgdemote counted %lu pages, %lu were demoted",
-		     b.demoted - a.demoted, on1);
+	/* memory.reclaim is proactive reclaim, counted apart. */
+	if (b.demoted_proactive - a.demoted_proactive < on1)
+		fail("pgdemote_proactive counted %lu pages, %lu were demoted",
+		     b.demoted_proactive - a.demoted_proactive, on1);
 	check_large_folios(buf, len, folio_kb, "after demotion");
 	check_offload(expect, &a, &b, on1 / folio_pages);
 	printf("GUEST-TEST: PASS %s\n", name);
@@ -281,9 +293,11 @@ static void compact(size_t folio_kb, size_t len, const char *expect)
 		moved += before[i] != after[i];
 		kept++;
 	}
-	printf("%s: %lu of %lu pages moved by compaction; pgmigrate_success +%lu, compact_migrate_scanned +%lu\n",
+	printf("%s: %lu of %lu pages moved by compaction; pgmigrate_success +%lu, compact_migrate_scanned +%lu, compact_isolated +%lu, compact_daemon_migrate_scanned +%lu\n",
 	       name, moved, kept, b.migrated - a.migrated,
-	       b.compact_migrated - a.compact_migrated);
+	       b.compact_scanned - a.compact_scanned,
+	       b.compact_isolated - a.compact_isolated,
+	       b.kcompactd_scanned - a.kcompactd_scanned);
 	/* The holes read as zeroes, the pages left as written. */
 	for (i = 0; i < len / page_size; i += 2)
 		check_bytes(buf, i * page_size, page_size, "after compaction");
@@ -299,6 +313,11 @@ static void compact(size_t folio_kb, size_t len, const char *expect)
 	free(nodes);
 	if (!moved)
 		fail("compaction moved none of the %lu pages", kept);
+	if (b.compact_scanned == a.compact_scanned ||
+	    b.compact_isolated - a.compact_isolated < moved)
+		fail("compaction scanned %lu and isolated %lu pages, %lu moved",
+		     b.compact_scanned - a.compact_scanned,
+		     b.compact_isolated - a.compact_isolated, moved);
 	if (b.migrated - a.migrated < moved)
 		fail("pgmigrate_success counted %lu, %lu pages moved",
 		     b.migrated - a.migrated, moved);
@@ -347,19 +366,33 @@ static void damon_start(unsigned long start, unsigned long end)
 	write_file(DAMON_SCHEME "/access_pattern/nr_accesses/max", "0");
 	write_file(DAMON_SCHEME "/access_pattern/age/min", "20");
 	write_ulong(DAMON_SCHEME "/access_pattern/age/max", 0xffffffffUL);
+	/*
+	 * Only the test's cgroup's pages: the range also holds other tasks'
+	 * memory, which must not move (nor compete for the migrator).
+	 */
+	write_file(DAMON_SCHEME "/ops_filters/nr_filters", "1");
+	write_file(DAMON_SCHEME "/ops_filters/0/type", "memcg");
+	write_file(DAMON_SCHEME "/ops_filters/0/memcg_path", "/tier");
+	write_file(DAMON_SCHEME "/ops_filters/0/matching", "Y");
+	write_file(DAMON_SCHEME "/ops_filters/0/allow", "Y");
 	write_file(DAMON "/0/state", "on");
 }
 
-static void damon_stop(void)
+/* Stop the kdamond; the bytes its scheme applied to. */
+static unsigned long damon_stop(void)
 {
+	unsigned long applied;
+
 	write_file(DAMON "/0/state", "update_schemes_stats");
-	printf("%s: DAMON migrate_cold: %lu regions (%lu bytes) tried, %lu (%lu bytes) applied\n",
+	applied = read_ulong(DAMON_SCHEME "/stats/sz_applied");
+	printf("%s: DAMON migrate_cold: %lu regions (%lu bytes) tried, %lu (%lu bytes) applied, %lu bytes passed the memcg filter\n",
 	       name, read_ulong(DAMON_SCHEME "/stats/nr_tried"),
 	       read_ulong(DAMON_SCHEME "/stats/sz_tried"),
-	       read_ulong(DAMON_SCHEME "/stats/nr_applied"),
-	       read_ulong(DAMON_SCHEME "/stats/sz_applied"));
+	       read_ulong(DAMON_SCHEME "/stats/nr_applied"), applied,
+	       read_ulong(DAMON_SCHEME "/stats/sz_ops_filter_passed"));
 	write_file(DAMON "/0/state", "off");
 	write_file(DAMON "/nr_kdamonds", "0");
+	return applied;
 }
 
 static void cold(size_t folio_kb, size_t len, const char *expect)
@@ -369,8 +402,10 @@ static void cold(size_t folio_kb, size_t len, const char *expect)
 	double start, deadline;
 	struct counters a, b;
 	char *buf;
+	unsigned long applied;
 	size_t i;
 
+	join_cgroup();
 	set_thp_size(folio_kb);
 	buf = map_aligned(len, folio_kb * 1024);
 	fill_on_node(buf, len, 0);
@@ -392,28 +427,61 @@ static void cold(size_t folio_kb, size_t len, const char *expect)
 			break;
 		usleep(100000);
 	}
-	damon_stop();
+	applied = damon_stop();
 	snapshot(&b);
 	printf("%s: %lu of %zu pages moved to node 1 by DAMON in %.1f s; pgmigrate_success +%lu\n",
 	       name, on1, len / page_size, now() - start, b.migrated - a.migrated);
 	check_bytes(buf, 0, len, "after DAMON migrate_cold");
 	if (on1 < len / page_size * 9 / 10)
 		fail("only %lu of %zu pages moved in 60 s", on1, len / page_size);
+	if (applied < on1 * page_size)
+		fail("DAMON applied its scheme to %lu bytes, %lu pages moved",
+		     applied, on1);
+	if (b.demoted != a.demoted)
+		fail("%lu pages were demoted meanwhile: not DAMON's moves",
+		     b.demoted - a.demoted);
 	check_large_folios(buf, len, folio_kb, "after DAMON migrate_cold");
 	check_offload(expect, &a, &b, on1 / folio_pages);
 	printf("GUEST-TEST: PASS %s\n", name);
 }
 
 /*
- * One storm writer, until @deadline. A "churning" writer (@bound) maps
- * fresh memory each pass, bound to node 0, writes it, checks it and unmaps
- * it: its allocations find node 0 full and reclaim it, demoting (direct
- * reclaim, and kswapd). The others keep their memory: they rewrite every
- * word with the next generation's value after checking the last one's,
- * while their pages are demoted and, being read, promoted back. Exit
- * status 1 (after a message) on a lost write.
+ * One storm writer, until @deadline. A "churning" writer maps fresh
+ * anonymous memory each pass, bound to node 0, writes it, checks it and
+ * unmaps it: its allocations find node 0 full and reclaim it, demoting
+ * (direct reclaim, and kswapd). The others keep their memory, anonymous or
+ * a shmem file (@kind): they rewrite every word with the next
+ * generation's value after checking the last one's, while their pages
+ * are demoted and, being read, promoted back. Exit status 1 (after a
+ * message) on a lost write.
  */
-static void writer(int id, int bound, size_t folio_kb, size_t len,
+enum writer_kind { LONG_LIVED, CHURNING, SHMEM };
+
+static const char *const writer_kinds[] = {
+	[LONG_LIVED] = "long-lived",
+	[CHURNING] = "churning on node 0",
+	[SHMEM] = "long-lived shmem",
+};
+
+static char *map_shmem(int id, size_t len)
+{
+	char path[64];
+	char *buf;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/tier_storm_%d", id);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, len))
+		fail("%s: %s", path, strerror(errno));
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (buf == MAP_FAILED)
+		fail("mmap %s: %s", path, strerror(errno));
+	close(fd);
+	unlink(path);
+	return buf;
+}
+
+static void writer(int id, enum writer_kind kind, size_t folio_kb, size_t len,
 		   double deadline)
 {
 	uint64_t *data = NULL, gen = 0, i, n = len / sizeof(*data);
@@ -421,10 +489,11 @@ static void writer(int id, int bound, size_t folio_kb, size_t len,
 	char *buf = NULL;
 
 	while (now() < deadline) {
-		if (bound || !buf) {
-			buf = map_aligned(len, folio_kb * 1024);
+		if (kind == CHURNING || !buf) {
+			buf = kind == SHMEM ? map_shmem(id, len) :
+					      map_aligned(len, folio_kb * 1024);
 			data = (uint64_t *)buf;
-			if (bound)
+			if (kind == CHURNING)
 				bind_to_node(0);
 			for (i = 0; i < n; i++)
 				data[i] = pattern(i) ^ gen;
@@ -432,38 +501,61 @@ static void writer(int id, int bound, size_t folio_kb, size_t len,
 		}
 		for (i = 0; i < n; i++) {
 			if (data[i] != (pattern(i) ^ gen)) {
-				printf("%s: writer %d, generation %llu: byte %llu is %#llx, want %#llx\n",
-				       name, id, (unsigned long long)gen,
+				printf("%s: writer %d (%s), generation %llu: byte %llu is %#llx, want %#llx\n",
+				       name, id, writer_kinds[kind],
+				       (unsigned long long)gen,
 				       (unsigned long long)(i * sizeof(*data)),
 				       (unsigned long long)data[i],
 				       (unsigned long long)(pattern(i) ^ gen));
 				exit(1);
 			}
-			if (!bound)
+			if (kind != CHURNING)
 				data[i] = pattern(i) ^ (gen + 1);
 		}
 		gen++;
-		if (bound) {
+		if (kind == CHURNING) {
 			on1 += pages_on(buf, len, 1);
 			munmap(buf, len);
 		}
 	}
-	if (!bound)
+	if (kind != CHURNING)
 		on1 = pages_on(buf, len, 1);
 	printf("%s: writer %d (%s): %llu passes, %lu pages %s on node 1\n",
-	       name, id, bound ? "churning on node 0" : "long-lived",
-	       (unsigned long long)gen, on1,
-	       bound ? "found, over all passes," : "at the end");
+	       name, id, writer_kinds[kind], (unsigned long long)gen, on1,
+	       kind == CHURNING ? "found, over all passes," : "at the end");
 	exit(0);
 }
 
 /*
- * Half the writers churn bound to node 0, half keep their memory; each has
- * @len. Together they need more than node 0 holds.
+ * A storm that never ends is a deadlock: report it (with the blocked
+ * tasks, sysrq-w) rather than leave it to the host's timeout.
+ */
+static void storm_stuck(int sig)
+{
+	static const char w = 'w';
+	char msg[256];
+	int fd, n;
+
+	(void)sig;
+	n = snprintf(msg, sizeof(msg),
+		     "GUEST-TEST: FAIL %s: the writers did not finish two minutes after the storm (blocked tasks in the kernel log)\n",
+		     name);
+	if (write(1, msg, n) < 0)
+		_exit(1);
+	fd = open("/proc/sysrq-trigger", O_WRONLY);
+	if (fd >= 0 && write(fd, &w, 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/*
+ * Writers of @len each, by turns long-lived, churning, shmem, churning:
+ * together more than node 0 holds.
  */
 static void storm(size_t folio_kb, size_t len, const char *expect, int writers,
 		  int seconds)
 {
+	static const enum writer_kind kinds[] = { LONG_LIVED, CHURNING, SHMEM, CHURNING };
 	struct counters a, b;
 	double deadline;
 	int i, status, bad = 0;
@@ -477,19 +569,27 @@ static void storm(size_t folio_kb, size_t len, const char *expect, int writers,
 		if (pid < 0)
 			fail("fork: %s", strerror(errno));
 		if (!pid)
-			writer(i, i % 2, folio_kb, len, deadline);
+			writer(i, kinds[i % 4], folio_kb, len, deadline);
 	}
+	signal(SIGALRM, storm_stuck);
+	alarm(seconds + 120);
 	for (i = 0; i < writers; i++) {
 		if (wait(&status) < 0)
 			fail("wait: %s", strerror(errno));
 		bad += !WIFEXITED(status) || WEXITSTATUS(status);
 	}
+	alarm(0);
 	snapshot(&b);
-	printf("%s: pgdemote +%lu (kswapd and direct), pgpromote_success +%lu, pgmigrate_success +%lu\n",
-	       name, b.demoted - a.demoted, b.promoted - a.promoted,
-	       b.migrated - a.migrated);
+	printf("%s: pgdemote_kswapd +%lu, pgdemote_direct +%lu, allocstall +%lu, pgpromote_success +%lu, pgmigrate_success +%lu\n",
+	       name, b.demoted_kswapd - a.demoted_kswapd,
+	       b.demoted_direct - a.demoted_direct, b.allocstall - a.allocstall,
+	       b.promoted - a.promoted, b.migrated - a.migrated);
 	if (bad)
 		fail("%d of %d writers lost data or died", bad, writers);
+	/* Both reclaimers demoted, and tasks stalled in direct reclaim. */
+	if (b.demoted_kswapd == a.demoted_kswapd ||
+	    b.demoted_direct == a.demoted_direct || b.allocstall == a.allocstall)
+		fail("the storm did not make both kswapd and direct reclaim demote");
 	if (b.demoted - a.demoted < len / page_size)
 		fail("only %lu pages were demoted: the storm did not fill node 0",
 		     b.demoted - a.demoted);

@@ -10,10 +10,13 @@
 #   pages, mTHPs, THPs), promotion by NUMA balancing in tiering mode,
 #   compaction of a fragmented node, DAMON's migrate_cold, and a storm of
 #   writers over a full node 0 (kswapd and direct reclaim demoting, NUMA
-#   balancing promoting back) with hung-task detection at 20 s;
+#   balancing promoting back) with hung-task detection, the offload
+#   narrowed to demotion so that its counters show reclaim's batches;
+#   dcbm also with an engine failing every descriptor and in each swdma
+#   start mode;
 # then, with the test migrator, the reasons control: the reasons left out
-# keep their migrations on the CPU. tier_test checks bytes, nodes and the
-# vmstat counters of each path.
+# keep their migrations on the CPU, and put back they are offloaded again.
+# tier_test checks bytes, nodes and the vmstat counters of each path.
 #
 # tiered.sh [CASES [MIGRATORS]]: only the cases (comma-separated: demote,
 # promote, compact, cold, storm, reasons) and migrators (none, test, dcbm,
@@ -23,7 +26,22 @@ CASES=,${1:-demote,promote,compact,cold,storm,reasons},
 MIGRATORS=${2:-none,test,dcbm,mtcopy}
 CTL=/sys/kernel/mm/migrate_offload
 NB=/sys/kernel/debug/sched/numa_balancing
+SW=/sys/kernel/debug/swdma
+DCBM=/sys/kernel/debug/dcbm
 . /tests/testlib.sh
+
+want() { case $CASES in *,$1,*) return 0 ;; esac; return 1; }
+
+# set_knob FILE VALUE: write VALUE and read it back (FAIL and status 1 if
+# the kernel did not take it: a case run with the wrong setting proves
+# nothing).
+set_knob() {
+	if echo "$2" >"$1" && [ "$(cat "$1")" = "$2" ]; then
+		return 0
+	fi
+	fail "${TEST_PREFIX}_knob" "$1 did not take '$2' (reads '$(cat "$1" 2>/dev/null)')"
+	return 1
+}
 
 # The HMAT made node 1 a lower memory tier than node 0, and node 0 demotes
 # to it.
@@ -42,29 +60,53 @@ tiers() {
 	dmesg | grep -q "Demotion targets for Node 0: preferred: 1," ||
 		{ echo "no demotion target for node 0: $(dmesg | grep 'Demotion targets')"; return 1; }
 }
-check tier_node1_lower tiers || exit 0
+if out=$(tiers 2>&1); then
+	pass tier_node1_lower
+else
+	fail tier_node1_lower "$(echo "$out" | tr '\n' ' ')"
+	exit 0
+fi
 
 mkdir -p /sys/fs/cgroup
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || { fail tier_cgroup "mount cgroup2"; exit 0; }
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/tier
-echo true >/sys/kernel/mm/numa/demotion_enabled
-echo 20 >/proc/sys/kernel/hung_task_timeout_secs
-# NUMA balancing's scanner as fast as TCG allows: no delay after exec,
-# rescans every 100 ms of CPU time, and a hinting fault within 10 s of the
-# scan counts as hot (the default second is less than TCG needs).
-echo 0 >$NB/scan_delay_ms
-echo 100 >$NB/scan_period_min_ms
-echo 200 >$NB/scan_period_max_ms
-echo 10000 >$NB/hot_threshold_ms
 
-promoting() { echo "$1" >/proc/sys/kernel/numa_balancing; }
+# What the cases change, put back at the end. NUMA balancing boots on
+# (mode 1) on a NUMA machine and kcompactd compacts proactively: both off
+# but where a case asks for them, so that nothing else migrates the test's
+# pages or competes for the migrator.
+saved_nb=$(cat /proc/sys/kernel/numa_balancing)
+saved_proactive=$(cat /proc/sys/vm/compaction_proactiveness)
+saved_reasons=$(cat $CTL/reasons)
+set_knob /proc/sys/kernel/numa_balancing 0 &&
+	set_knob /proc/sys/vm/compaction_proactiveness 0 &&
+	set_knob /sys/kernel/mm/numa/demotion_enabled true &&
+	set_knob /proc/sys/kernel/hung_task_timeout_secs 30 &&
+	# NUMA balancing's scanner as fast as TCG allows: no delay after exec,
+	# rescans every 100-200 ms of CPU time, and a hinting fault within 10 s
+	# of the scan counts as hot (the default second is less than TCG needs).
+	set_knob $NB/scan_delay_ms 0 &&
+	set_knob $NB/scan_period_min_ms 100 &&
+	set_knob $NB/scan_period_max_ms 200 &&
+	set_knob $NB/hot_threshold_ms 10000 || exit 0
 
-want() { case $CASES in *,$1,*) return 0 ;; esac; return 1; }
+promoting() { set_knob /proc/sys/kernel/numa_balancing "$1"; }
+
+# dcbm's failures and timeouts (its busy declines are allowed).
+dcbm_errors() { echo $(($(stat $DCBM/stats failures) + $(stat $DCBM/stats timeouts))); }
+
+# storm NAME FOLIO_KB EXPECT: four writers of 320 MiB (more than node 0
+# has free) for 20 s, NUMA balancing promoting.
+storm() {
+	promoting 2 && guest_run tier_test "$1" storm "$2" 327680 "$3" 4 20
+	promoting 0
+}
 
 # run_paths MIGRATOR EXPECT [STORM_EXPECT]: every path once; EXPECT is
 # what each deterministic case must show of the offload (cpu or offload),
-# the storm expects "some" with a migrator (its batches contend for it).
+# the storm STORM_EXPECT ("some" for dcbm, which declines a batch while
+# another holds its channels).
 run_paths() {
 	m=$1
 	exp=$2
@@ -76,8 +118,7 @@ run_paths() {
 		guest_run tier_test "tier_${m}_demote_aged_4k" demote 4 65536 "$exp" aged
 		guest_run tier_test "tier_${m}_demote_aged_2048k" demote 2048 65536 "$exp" aged
 	fi
-	if want promote; then
-		promoting 2
+	if want promote && promoting 2; then
 		guest_run tier_test "tier_${m}_promote_4k" promote 4 16384 "$exp"
 		guest_run tier_test "tier_${m}_promote_2048k" promote 2048 32768 "$exp"
 		promoting 0
@@ -88,41 +129,59 @@ run_paths() {
 		guest_run tier_test "tier_${m}_damon_cold_4k" cold 4 32768 "$exp"
 		guest_run tier_test "tier_${m}_damon_cold_2048k" cold 2048 32768 "$exp"
 	fi
-	# Four writers of 320 MiB: more than node 0 has free.
+	# The offload narrowed to demotion: every batch the migrator gets is
+	# reclaim's (kswapd's or a task's in direct reclaim).
 	if want storm; then
-		promoting 2
-		guest_run tier_test "tier_${m}_storm_4k" storm 4 327680 "$storm_exp" 4 20
-		guest_run tier_test "tier_${m}_storm_2048k" storm 2048 327680 "$storm_exp" 4 20
-		promoting 0
+		[ "$m" = none ] || set_knob $CTL/reasons demotion || return
+		[ "$m" = dcbm ] && errors=$(dcbm_errors)
+		storm "tier_${m}_storm_4k" 4 "$storm_exp"
+		storm "tier_${m}_storm_2048k" 2048 "$storm_exp"
+		if [ "$m" = dcbm ]; then
+			check tier_dcbm_storm_no_errors test "$(dcbm_errors)" = "$errors"
+		fi
+		set_knob $CTL/reasons "$saved_reasons"
 	fi
 }
 
 # dcbm in reclaim and fault context with an engine that fails every
 # descriptor (the CPU copies every batch again, nothing lost), and with
 # engines that complete descriptors from tx_submit(), inside it, and in
-# hard-irq context.
+# hard-irq context - the storm too, with the failing engine and with
+# hard-irq completions while kswapd waits.
+swdma_start() {
+	echo "$1" >$SW/start && grep -q "\[$1\]" $SW/start && return 0
+	fail "tier_dcbm_start_$1" "swdma did not take start mode $1: $(cat $SW/start)"
+	return 1
+}
+
 dcbm_engines() {
-	sw=/sys/kernel/debug/swdma
 	if want demote; then
-		echo 1 >$sw/fail_every
-		guest_run tier_test tier_dcbm_failing_demote_4k demote 4 65536 fallback
-		guest_run tier_test tier_dcbm_failing_demote_2048k demote 2048 65536 fallback
-		echo 0 >$sw/fail_every
+		if set_knob $SW/fail_every 1; then
+			guest_run tier_test tier_dcbm_failing_demote_4k demote 4 65536 fallback
+			guest_run tier_test tier_dcbm_failing_demote_2048k demote 2048 65536 fallback
+		fi
+		set_knob $SW/fail_every 0
 		for start in submit sync irq; do
-			echo $start >$sw/start
-			guest_run tier_test "tier_dcbm_${start}_demote_4k" demote 4 65536 offload
+			swdma_start $start &&
+				guest_run tier_test "tier_dcbm_${start}_demote_4k" demote 4 65536 offload
 		done
-		echo issue >$sw/start
+		swdma_start issue
 	fi
-	if want promote; then
-		promoting 2
-		echo 1 >$sw/fail_every
-		guest_run tier_test tier_dcbm_failing_promote_4k promote 4 16384 fallback
-		echo 0 >$sw/fail_every
-		echo irq >$sw/start
-		guest_run tier_test tier_dcbm_irq_promote_4k promote 4 16384 offload
-		echo issue >$sw/start
+	if want promote && promoting 2; then
+		set_knob $SW/fail_every 1 &&
+			guest_run tier_test tier_dcbm_failing_promote_4k promote 4 16384 fallback
+		set_knob $SW/fail_every 0
+		swdma_start irq &&
+			guest_run tier_test tier_dcbm_irq_promote_4k promote 4 16384 offload
+		swdma_start issue
 		promoting 0
+	fi
+	if want storm && set_knob $CTL/reasons demotion; then
+		set_knob $SW/fail_every 1 && storm tier_dcbm_failing_storm_4k 4 fallback
+		set_knob $SW/fail_every 0
+		swdma_start irq && storm tier_dcbm_irq_storm_4k 4 some
+		swdma_start issue
+		set_knob $CTL/reasons "$saved_reasons"
 	fi
 }
 
@@ -132,25 +191,42 @@ for m in $(echo "$MIGRATORS" | tr , ' '); do
 		continue
 	fi
 	migrator_load "$m" || continue
-	run_paths "$m" offload some
-	[ "$m" = dcbm ] && dcbm_engines
+	case $m in
+	dcbm) run_paths dcbm offload some; dcbm_engines ;;
+	*) run_paths "$m" offload ;;
+	esac
 	migrator_unload "$m"
 done
 
 # The reasons control: with demotion, numa_misplaced, compaction and damon
 # left out, their migrations stay on the CPU, the registered migrator
-# notwithstanding; put back, they are offloaded again.
+# notwithstanding; with demotion alone, only demotion is offloaded; put
+# back, every path is offloaded again.
 if want reasons && migrator_load test; then
-	echo "syscall_or_cpuset mempolicy_mbind" >$CTL/reasons
-	guest_run tier_test tier_reasons_no_demotion demote 4 65536 cpu
-	promoting 2
-	guest_run tier_test tier_reasons_no_numa_misplaced promote 4 16384 cpu
-	promoting 0
-	guest_run tier_test tier_reasons_no_compaction compact 4 1048576 cpu
-	guest_run tier_test tier_reasons_no_damon cold 4 32768 cpu
-	echo "demotion" >$CTL/reasons
-	guest_run tier_test tier_reasons_demotion_only demote 4 65536 offload
-	guest_run tier_test tier_reasons_demotion_only_compaction compact 4 1048576 cpu
-	echo "compaction memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced longterm_pin demotion damon" >$CTL/reasons
+	if set_knob $CTL/reasons "syscall_or_cpuset mempolicy_mbind"; then
+		guest_run tier_test tier_reasons_no_demotion demote 4 65536 cpu
+		promoting 2 &&
+			guest_run tier_test tier_reasons_no_numa_misplaced promote 4 16384 cpu
+		promoting 0
+		guest_run tier_test tier_reasons_no_compaction compact 4 1048576 cpu
+		guest_run tier_test tier_reasons_no_damon cold 4 32768 cpu
+	fi
+	if set_knob $CTL/reasons demotion; then
+		guest_run tier_test tier_reasons_demotion_only demote 4 65536 offload
+		guest_run tier_test tier_reasons_demotion_only_compaction compact 4 1048576 cpu
+		guest_run tier_test tier_reasons_demotion_only_damon cold 4 32768 cpu
+	fi
+	if set_knob $CTL/reasons "$saved_reasons"; then
+		guest_run tier_test tier_reasons_restored_demotion demote 4 65536 offload
+		promoting 2 &&
+			guest_run tier_test tier_reasons_restored_numa_misplaced promote 4 16384 offload
+		promoting 0
+		guest_run tier_test tier_reasons_restored_compaction compact 4 1048576 offload
+		guest_run tier_test tier_reasons_restored_damon cold 4 32768 offload
+	fi
 	migrator_unload test
 fi
+
+set_knob $CTL/reasons "$saved_reasons"
+set_knob /proc/sys/vm/compaction_proactiveness "$saved_proactive"
+set_knob /proc/sys/kernel/numa_balancing "$saved_nb"
