@@ -632,7 +632,13 @@ fn demotion_point(
         let d = deltas(&before, &sys::vmstat_refreshed()?);
         let moved = buf.pages_on(total, o.to)?;
         buf.check_bytes(&format!("{what}: after the demotion"))?;
-        buf.check_folios(total, &format!("{what}: after the demotion"))?;
+        // Split folios are the kernel's doing (7.3.4 splits demoted
+        // mTHPs): counted and marked in the report, not a failure of the
+        // measurement; the bytes are checked all the same.
+        let split = buf.check_folios(total, &format!("{what}: after the demotion"));
+        if let Err(e) = &split {
+            eprintln!("migbench: {e}");
+        }
         let counted = check_tier_move(
             &what,
             moved,
@@ -642,6 +648,7 @@ fn demotion_point(
         )?;
         if it >= o.warmup {
             p.add(secs, moved * ps, moved, moved * ps / size, counted);
+            p.split_runs += u64::from(split.is_err());
             offload.add(d.offload);
         }
         progress.step();

@@ -197,6 +197,10 @@ pub struct TierPoint {
     pub pages_moved: u64,
     pub folios_moved: u64,
     pub pages_counted: u64,
+    /// Measured runs after which the buffer's folios were no longer whole
+    /// (the kernel split some on the way: 7.3.4 splits demoted mTHPs).
+    #[serde(default)]
+    pub split_runs: u64,
     /// Over the measured runs; the batches are the kernel's own (reclaim's,
     /// NUMA balancing's), and may hold other folios than the buffer's.
     #[serde(flatten)]

@@ -149,6 +149,15 @@ fn tier_note(run: &RunReport, p: &TierPoint, what: &str) -> Option<String> {
     }
 }
 
+/// 's' when the kernel split folios of the buffer in some measured run.
+fn split_mark(p: &TierPoint) -> &'static str {
+    if p.split_runs > 0 {
+        "s"
+    } else {
+        ""
+    }
+}
+
 /// '*' when a note says the migrator did not copy every folio.
 fn star(note: Option<String>) -> &'static str {
     if note.is_some() {
@@ -621,9 +630,10 @@ pub fn tiered_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>,
             for side in &sides {
                 row.push(point(r, side, size).map_or("-".into(), |p| {
                     format!(
-                        "{}{}",
+                        "{}{}{}",
                         spread_cell(&(side.2)(p), 3),
-                        star(tier_note(r, p, side.0))
+                        star(tier_note(r, p, side.0)),
+                        split_mark(p)
                     )
                 }));
             }
@@ -846,7 +856,10 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               node 0 (checked between passes, at most --promote-check-ms apart, 500 ms by default, \
               more often where a check is cheap; \
               pgpromote_success counting every page promoted); lower is better. Every byte \
-              and every folio's size are checked after. Mean ± sd (relative sd), a '*' \
+              and every folio's size are checked after; an 's' marks a cell where the \
+              kernel split folios of the memory in some measured run (7.3.4 split demoted \
+              64K mTHPs here; the series keeps them whole), measured all the same. Mean \
+              ± sd (relative sd), a '*' \
               where the migrator did not copy at least every folio of the memory that \
               moved, or left some to the CPU (see Runs: the kernel's batches may hold other \
               folios too); then the ratios to the baseline's tiered run (a promotion ratio \
@@ -1875,6 +1888,14 @@ mod tests {
             (o.baseline.as_deref(), o.out.as_deref(), o.runs.len()),
             (Some("v"), Some("d"), 2)
         );
+    }
+
+    #[test]
+    fn a_split_tier_point_is_marked() {
+        let mut p = TierPoint::new(64 << 10, 32 << 20);
+        assert_eq!(split_mark(&p), "");
+        p.split_runs = 1;
+        assert_eq!(split_mark(&p), "s");
     }
 
     fn tier(size: u64, secs: &[f64], copied: Option<u64>, fallback: u64) -> TierPoint {
