@@ -79,6 +79,12 @@ mkdir -p /sys/fs/cgroup/tier
 saved_nb=$(cat /proc/sys/kernel/numa_balancing)
 saved_proactive=$(cat /proc/sys/vm/compaction_proactiveness)
 saved_reasons=$(cat $CTL/reasons)
+saved_demotion=$(cat /sys/kernel/mm/numa/demotion_enabled)
+saved_hung=$(cat /proc/sys/kernel/hung_task_timeout_secs)
+saved_nb_knobs=
+for k in scan_delay_ms scan_period_min_ms scan_period_max_ms hot_threshold_ms; do
+	saved_nb_knobs="$saved_nb_knobs $k=$(cat $NB/$k)"
+done
 set_knob /proc/sys/kernel/numa_balancing 0 &&
 	set_knob /proc/sys/vm/compaction_proactiveness 0 &&
 	set_knob /sys/kernel/mm/numa/demotion_enabled true &&
@@ -95,6 +101,25 @@ promoting() { set_knob /proc/sys/kernel/numa_balancing "$1"; }
 
 # dcbm's failures and timeouts (its busy declines are allowed).
 dcbm_errors() { echo $(($(stat $DCBM/stats failures) + $(stat $DCBM/stats timeouts))); }
+
+# dcbm_storm NAME EXPECT FAILURES: a 4K storm through dcbm; its timeouts
+# must not grow, its failures grow if FAILURES is "grow", else not.
+dcbm_storm() {
+	f0=$(stat $DCBM/stats failures)
+	t0=$(stat $DCBM/stats timeouts)
+	storm "$1" 4 "$2"
+	f1=$(stat $DCBM/stats failures)
+	t1=$(stat $DCBM/stats timeouts)
+	if [ "$t1" != "$t0" ]; then
+		fail "${1}_dcbm_errors" "dcbm timed out $((t1 - t0)) times"
+	elif [ "$3" = grow ] && [ "$f1" -le "$f0" ]; then
+		fail "${1}_dcbm_errors" "the failing engine failed no transfer"
+	elif [ "$3" != grow ] && [ "$f1" != "$f0" ]; then
+		fail "${1}_dcbm_errors" "dcbm failed $((f1 - f0)) transfers"
+	else
+		pass "${1}_dcbm_errors"
+	fi
+}
 
 # storm NAME FOLIO_KB EXPECT: four writers of 320 MiB (more than node 0
 # has free) for 20 s, NUMA balancing promoting.
@@ -177,9 +202,9 @@ dcbm_engines() {
 		promoting 0
 	fi
 	if want storm && set_knob $CTL/reasons demotion; then
-		set_knob $SW/fail_every 1 && storm tier_dcbm_failing_storm_4k 4 fallback
+		set_knob $SW/fail_every 1 && dcbm_storm tier_dcbm_failing_storm_4k fallback grow
 		set_knob $SW/fail_every 0
-		swdma_start irq && storm tier_dcbm_irq_storm_4k 4 some
+		swdma_start irq && dcbm_storm tier_dcbm_irq_storm_4k some none
 		swdma_start issue
 		set_knob $CTL/reasons "$saved_reasons"
 	fi
@@ -230,3 +255,8 @@ fi
 set_knob $CTL/reasons "$saved_reasons"
 set_knob /proc/sys/vm/compaction_proactiveness "$saved_proactive"
 set_knob /proc/sys/kernel/numa_balancing "$saved_nb"
+set_knob /sys/kernel/mm/numa/demotion_enabled "$saved_demotion"
+set_knob /proc/sys/kernel/hung_task_timeout_secs "$saved_hung"
+for kv in $saved_nb_knobs; do
+	set_knob "$NB/${kv%%=*}" "${kv#*=}"
+done

@@ -127,6 +127,9 @@ pub struct RunOptions {
     pub migrator: Option<String>,
     /// Fail unless the migrator copied every folio of every run.
     pub require_offload: bool,
+    /// A demotion may leave the buffer's folios split (marked, not an
+    /// error): for the kernel that does (7.3.4 splits demoted mTHPs).
+    pub allow_split: bool,
     /// Values written to the copy-offload sysfs controls before running.
     pub reasons: Option<String>,
     pub min_batch_bytes: Option<u64>,
@@ -166,6 +169,7 @@ impl Default for RunOptions {
             label: "run".into(),
             migrator: None,
             require_offload: false,
+            allow_split: false,
             reasons: None,
             min_batch_bytes: None,
             batch_max_pages: None,
@@ -212,6 +216,8 @@ usage: migbench run [options]
   --label NAME            the configuration's name in the outputs
   --migrator NAME|none    require this migrator to be registered (or none)
   --require-offload       fail unless the migrator copied every folio
+  --allow-split           a demotion that splits the buffer's folios is
+                          marked 's' in the report, not a failure
   --reasons LIST          write the offload 'reasons' control first
   --min-batch-bytes N     write the offload 'min_batch_bytes' control first
   --batch-max-pages N     write debugfs migrate/batch_max_pages first
@@ -263,6 +269,7 @@ pub fn parse_run(args: &[String]) -> Result<RunOptions, UsageError> {
                 o.migrator = Some(if v == "none" { String::new() } else { v.into() });
             }
             "--require-offload" => o.require_offload = true,
+            "--allow-split" => o.allow_split = true,
             "--reasons" => o.reasons = Some(value()?.to_string()),
             "--min-batch-bytes" => o.min_batch_bytes = Some(parse_num(opt, value()?)?),
             "--batch-max-pages" => o.batch_max_pages = Some(parse_num(opt, value()?)?),
@@ -371,9 +378,11 @@ mod tests {
         let o = parse_run(&args(
             "--sizes 64K,2M --total 64M --iterations 3 --from 1 --to 0 --label x \
              --migrator test --require-offload --min-batch-bytes 65536 --latency 1,16 \
-             --json - --no-memcpy",
+             --json - --no-memcpy --allow-split",
         ))
         .unwrap();
+        assert!(o.allow_split);
+        assert!(!RunOptions::default().allow_split);
         assert_eq!(o.sizes, vec![64 << 10, 2 << 20]);
         assert_eq!((o.total, o.iterations, o.from, o.to), (64 << 20, 3, 1, 0));
         assert_eq!(o.migrator.as_deref(), Some("test"));

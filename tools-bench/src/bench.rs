@@ -633,11 +633,15 @@ fn demotion_point(
         let moved = buf.pages_on(total, o.to)?;
         buf.check_bytes(&format!("{what}: after the demotion"))?;
         // Split folios are the kernel's doing (7.3.4 splits demoted
-        // mTHPs): counted and marked in the report, not a failure of the
-        // measurement; the bytes are checked all the same.
+        // mTHPs): with --allow-split counted and marked in the report, not
+        // a failure of the measurement (the bytes are checked all the
+        // same); without it, as for the series, which keeps them whole, a
+        // failure.
         let split = buf.check_folios(total, &format!("{what}: after the demotion"));
-        if let Err(e) = &split {
-            eprintln!("migbench: {e}");
+        match &split {
+            Err(e) if o.allow_split => eprintln!("migbench: {e}"),
+            Err(e) => return Err(e.clone()),
+            Ok(()) => {}
         }
         let counted = check_tier_move(
             &what,
