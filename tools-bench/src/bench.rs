@@ -184,6 +184,13 @@ impl Buffer {
     /// How many of the first `total` bytes' pages are on `node` (a
     /// move_pages() query of every page).
     fn pages_on(&self, total: u64, node: i32) -> Result<u64> {
+        let status = self.page_nodes(total)?;
+        Ok(status.iter().filter(|&&s| s == node).count() as u64)
+    }
+
+    /// The node of each of the first `total` bytes' pages (or a negative
+    /// errno), from a move_pages() query.
+    fn page_nodes(&self, total: u64) -> Result<Vec<i32>> {
         let ps = sys::page_size();
         let addrs: Vec<*mut u8> = (0..total / ps)
             // SAFETY: every offset is inside the area.
@@ -191,7 +198,7 @@ impl Buffer {
             .collect();
         let mut status = vec![0; addrs.len()];
         sys::move_pages(&addrs, None, &mut status)?;
-        Ok(status.iter().filter(|&&s| s == node).count() as u64)
+        Ok(status)
     }
 
     /// One address per folio: move_pages() isolates a large folio at the
@@ -204,13 +211,7 @@ impl Buffer {
     }
 
     fn check_node(&self, total: u64, node: i32, when: &str) -> Result<()> {
-        let ps = sys::page_size();
-        let addrs: Vec<*mut u8> = (0..total / ps)
-            // SAFETY: every offset is inside the area.
-            .map(|i| unsafe { self.area.ptr().add((i * ps) as usize) })
-            .collect();
-        let mut status = vec![0; addrs.len()];
-        sys::move_pages(&addrs, None, &mut status)?;
+        let status = self.page_nodes(total)?;
         match status.iter().position(|&s| s != node) {
             Some(i) => Err(format!(
                 "{when}: page {i} is on node {}, want {node}",

@@ -534,6 +534,35 @@ fn first_cell(b: &BatchPoint, star: &str) -> String {
     }
 }
 
+/// The ratio rows of the `compared` runs against their baselines
+/// (`baseline_of`: the sweep's or the tiered twin), one row per folio size
+/// with the `cells` of run and baseline at that size. A run that is its
+/// own baseline has none, nor has a run without one (listed by
+/// missing_baselines()).
+fn twin_ratio_rows<'a>(
+    compared: impl Iterator<Item = &'a RunReport>,
+    baseline_of: impl Fn(&'a RunReport) -> Result<&'a RunReport, String>,
+    sizes: &BTreeSet<u64>,
+    cells: impl Fn(&'a RunReport, &'a RunReport, u64) -> Vec<RatioCell>,
+) -> Vec<RatioRow> {
+    let mut rows = Vec::new();
+    for r in compared {
+        let Ok(b) = baseline_of(r) else {
+            continue;
+        };
+        if b.label == r.label {
+            continue;
+        }
+        for &size in sizes {
+            rows.push(RatioRow {
+                head: vec![format!("{} / {}", r.label, b.label), format_size(size)],
+                cells: cells(r, b, size),
+            });
+        }
+    }
+    rows
+}
+
 /// The folio-count table: GB/s of one call by folios per call, one row per
 /// run and folio size, then each run's ratio to its baseline.
 pub fn count_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>, Vec<Vec<String>>) {
@@ -567,25 +596,17 @@ pub fn count_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>, 
             rows.push(row);
         }
     }
-    let mut ratio_rows = Vec::new();
-    for r in runs.iter().filter(|r| !r.count_sweep.is_empty()) {
-        // A run without one is listed by missing_baselines().
-        let Ok(b) = sweep_baseline_of(runs, baseline, r) else {
-            continue;
-        };
-        if b.label == r.label {
-            continue;
-        }
-        for &size in &folio_sizes {
-            ratio_rows.push(RatioRow {
-                head: vec![format!("{} / {}", r.label, b.label), format_size(size)],
-                cells: per_call
-                    .iter()
-                    .map(|&n| Some(Ratio::of(&find(r, size, n)?, &find(b, size, n)?)))
-                    .collect(),
-            });
-        }
-    }
+    let ratio_rows = twin_ratio_rows(
+        runs.iter().filter(|r| !r.count_sweep.is_empty()),
+        |r| sweep_baseline_of(runs, baseline, r),
+        &folio_sizes,
+        |r, b, size| {
+            per_call
+                .iter()
+                .map(|&n| Some(Ratio::of(&find(r, size, n)?, &find(b, size, n)?)))
+                .collect()
+        },
+    );
     rows.extend(render_ratios(&ratio_rows, false));
     (head, rows)
 }
@@ -640,29 +661,21 @@ pub fn tiered_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>,
             rows.push(row);
         }
     }
-    let mut ratio_rows = Vec::new();
-    for r in &tiered {
-        // A run without one is listed by missing_baselines().
-        let Ok(b) = tiered_baseline_of(runs, baseline, r) else {
-            continue;
-        };
-        if b.label == r.label {
-            continue;
-        }
-        for &size in &sizes {
-            ratio_rows.push(RatioRow {
-                head: vec![format!("{} / {}", r.label, b.label), format_size(size)],
-                cells: sides
-                    .iter()
-                    .map(|side| {
-                        let a = point(r, side, size)?;
-                        let c = point(b, side, size)?;
-                        Some(Ratio::of(&(side.2)(a), &(side.2)(c)))
-                    })
-                    .collect(),
-            });
-        }
-    }
+    let ratio_rows = twin_ratio_rows(
+        tiered.iter().copied(),
+        |r| tiered_baseline_of(runs, baseline, r),
+        &sizes,
+        |r, b, size| {
+            sides
+                .iter()
+                .map(|side| {
+                    let a = point(r, side, size)?;
+                    let c = point(b, side, size)?;
+                    Some(Ratio::of(&(side.2)(a), &(side.2)(c)))
+                })
+                .collect()
+        },
+    );
     rows.extend(render_ratios(&ratio_rows, false));
     (head, rows)
 }
