@@ -63,6 +63,12 @@ pub struct Point {
     /// pooled the rounds (a round is one boot).
     #[serde(default)]
     pub boot_means: Vec<f64>,
+    /// The round of each of `boot_means`, where every pooled run's file
+    /// named it (`make bench`'s runs/LABEL-ROUND.json); empty otherwise.
+    /// Two configurations' boots of one round ran one after the other (of
+    /// one kernel, in the same boot), which pairs them.
+    #[serde(default)]
+    pub boot_rounds: Vec<u32>,
 }
 
 impl Point {

@@ -3,7 +3,7 @@
 //! file each, as `migbench run --json` writes them) against a baseline, and
 //! writes the table, a Markdown report, the merged JSON and a PNG plot.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
 
@@ -398,16 +398,51 @@ pub fn missing_baselines(runs: &[RunReport], baseline: usize) -> Vec<String> {
     v
 }
 
-/// What a ratio compares: the single moves, or one value per boot (the
-/// mean of its moves), which shows what boot-to-boot shifts do to a ratio.
-type Unit = fn(&Point) -> MeanSd;
+/// What a ratio compares: the single moves, one value per boot (the mean
+/// of its moves), which shows what boot-to-boot shifts do to a ratio, or
+/// the boots paired by round.
+type Unit = fn(&Point, &Point) -> Result<Ratio, NotEstimable>;
 
-fn moves(p: &Point) -> MeanSd {
-    p.gbps
+fn moves(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+    Ratio::of(&a.gbps, &b.gbps)
 }
 
-fn boots(p: &Point) -> MeanSd {
-    MeanSd::of(&p.boot_means)
+fn boots(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+    Ratio::of(&MeanSd::of(&a.boot_means), &MeanSd::of(&b.boot_means))
+}
+
+/// The boot means of `a` and `b` from the same rounds, in round order;
+/// `None` where a side does not know the round of each of its boots, or
+/// has two of one round.
+fn round_pairs(a: &Point, b: &Point) -> Option<Vec<(f64, f64)>> {
+    let by_round = |p: &Point| -> Option<BTreeMap<u32, f64>> {
+        if p.boot_rounds.is_empty() || p.boot_rounds.len() != p.boot_means.len() {
+            return None;
+        }
+        let m: BTreeMap<u32, f64> = p
+            .boot_rounds
+            .iter()
+            .copied()
+            .zip(p.boot_means.iter().copied())
+            .collect();
+        (m.len() == p.boot_means.len()).then_some(m)
+    };
+    let (ma, mb) = (by_round(a)?, by_round(b)?);
+    Some(
+        ma.iter()
+            .filter_map(|(r, &x)| mb.get(r).map(|&y| (x, y)))
+            .collect(),
+    )
+}
+
+fn rounds(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+    match round_pairs(a, b) {
+        Some(pairs) => Ratio::paired(&pairs),
+        None => Err(NotEstimable {
+            ratio: None,
+            why: "boots without their rounds",
+        }),
+    }
 }
 
 /// Throughput ratio of `a` to `b` at each of `sizes`.
@@ -417,7 +452,7 @@ fn ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64], unit: U
         .map(|&s| {
             let pa = a.points.iter().find(|p| p.folio_bytes == s)?;
             let pb = b.points.iter().find(|p| p.folio_bytes == s)?;
-            Some(Ratio::of(&unit(pa), &unit(pb)))
+            Some(unit(pa, pb))
         })
         .collect();
     RatioRow {
@@ -445,6 +480,17 @@ pub fn boot_ratios(
     sizes: &[u64],
 ) -> Vec<Vec<String>> {
     ratios_by(runs, baseline, compare, sizes, boots)
+}
+
+/// The same ratios over the rounds: each round's ratio of the two
+/// configurations' boot means is one value.
+pub fn round_ratios(
+    runs: &[RunReport],
+    baseline: usize,
+    compare: &[(usize, usize)],
+    sizes: &[u64],
+) -> Vec<Vec<String>> {
+    ratios_by(runs, baseline, compare, sizes, rounds)
 }
 
 fn ratios_by(
@@ -762,6 +808,7 @@ pub struct Tables {
     pub throughput: String,
     pub ratios: String,
     pub boot_ratios: String,
+    pub round_ratios: String,
     pub batch: Option<String>,
     pub count: Option<String>,
     pub tiered: Option<String>,
@@ -832,6 +879,14 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
           (as many as rounds), so shifts from one boot to the next, which the intervals \
           above leave out, widen these. A claim holds when both agree.\n\n";
     s += &t.boot_ratios;
+    s += "\nThe same ratios paired by round: a round boots every kernel once, one after \
+          the other, and each round's ratio of the two configurations' boot means is one \
+          value (of one kernel, the two ran in the same boot); the ratio is the geometric \
+          mean of the rounds' ratios, the interval Student's t over their logs (rounds - 1 \
+          degrees of freedom), marked as above. A shift that hits a whole round (the \
+          host's slower minutes) cancels; one that hits a single boot does not. 'n/e' \
+          where the runs do not say their rounds.\n\n";
+    s += &t.round_ratios;
     if let Some(b) = &t.batch {
         s += "\n## First-folio latency by batch size\n\n";
         s += "One move_pages() call of the whole buffer with debugfs \
@@ -1208,6 +1263,7 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
                 q.gbps_runs.extend(&p.gbps_runs);
                 q.gbps = MeanSd::of(&q.gbps_runs);
                 q.boot_means.extend(&p.boot_means);
+                q.boot_rounds.extend(&p.boot_rounds);
                 q.thp_migrated += p.thp_migrated;
                 q.offload.add(p.offload);
             },
@@ -1273,6 +1329,20 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
     Ok(merged)
 }
 
+/// The round of a run from its file's name, as `make bench` writes them:
+/// runs/LABEL-ROUND.json.
+fn round_of(path: &str, label: &str) -> Option<u32> {
+    let name = std::path::Path::new(path).file_name()?.to_str()?;
+    let round = name
+        .strip_prefix(label)?
+        .strip_prefix('-')?
+        .strip_suffix(".json")?;
+    if round.is_empty() || !round.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    round.parse().ok()
+}
+
 pub fn main(argv: &[String]) -> Result<(), String> {
     let o = parse(argv)?;
     let runs: Vec<RunReport> = o
@@ -1280,7 +1350,14 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         .iter()
         .map(|p| {
             let text = fs::read_to_string(p).map_err(|e| format!("read {p}: {e}"))?;
-            serde_json::from_str(&text).map_err(|e| format!("{p}: not a migbench run: {e}"))
+            let mut r: RunReport =
+                serde_json::from_str(&text).map_err(|e| format!("{p}: not a migbench run: {e}"))?;
+            if let Some(round) = round_of(p, &r.label) {
+                for q in r.points.iter_mut().filter(|q| q.boot_means.is_empty()) {
+                    q.boot_rounds = vec![round];
+                }
+            }
+            Ok(r)
         })
         .collect::<Result<_, String>>()?;
     let runs = merge_rounds(runs)?;
@@ -1305,6 +1382,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     let head = header(&sizes, &runs);
     let ratio_rows = ratios(&runs, baseline, &compare, &sizes);
     let boot_rows = boot_ratios(&runs, baseline, &compare, &sizes);
+    let round_rows = round_ratios(&runs, baseline, &compare, &sizes);
     let mut ratio_head = vec!["ratio".to_string()];
     ratio_head.extend(sizes.iter().map(|&s| format_size(s)));
     ratio_head.push("widest interval".into());
@@ -1320,6 +1398,8 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     }
     println!();
     print!("{}", text_table(&ratio_head, &boot_rows));
+    println!();
+    print!("{}", text_table(&ratio_head, &round_rows));
     if !batch_rows.is_empty() {
         println!();
         print!("{}", text_table(&batch_head, &batch_rows));
@@ -1343,6 +1423,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         throughput: markdown_table(&head, &rows),
         ratios: markdown_table(&ratio_head, &ratio_rows),
         boot_ratios: markdown_table(&ratio_head, &boot_rows),
+        round_ratios: markdown_table(&ratio_head, &round_rows),
         batch: (!batch_rows.is_empty()).then(|| markdown_table(&batch_head, &batch_rows)),
         count: (!count_rows.is_empty()).then(|| markdown_table(&count_head, &count_rows)),
         tiered: (!tiered_rows.is_empty()).then(|| markdown_table(&tiered_head, &tiered_rows)),
@@ -1540,6 +1621,7 @@ mod tests {
             throughput: String::new(),
             ratios: String::new(),
             boot_ratios: String::new(),
+            round_ratios: String::new(),
             batch: None,
             count: None,
             tiered: None,
@@ -1681,6 +1763,75 @@ mod tests {
     }
 
     #[test]
+    fn rounds_pair_the_boots_of_one_round() {
+        // Three rounds on a host whose speed changes from round to round;
+        // within each, the series is 2-3% slower than 7.3.4.
+        let boot = |label: &str, round: u32, v: f64| {
+            let mut r = with_runs(run(label, None, &[(4096, 0.0, None)]), 4096, &[v, v]);
+            r.points[0].boot_rounds = vec![round];
+            r
+        };
+        let runs = vec![
+            boot("vanilla", 1, 1.0),
+            boot("s", 1, 0.97),
+            boot("vanilla", 2, 2.0),
+            boot("s", 2, 1.96),
+            boot("vanilla", 3, 1.5),
+            boot("s", 3, 1.47),
+        ];
+        let m = merge_rounds(runs.clone()).unwrap();
+        assert_eq!(m[1].points[0].boot_rounds, vec![1, 2, 3]);
+        let boots = boot_ratios(&m, 0, &[], &[4096]);
+        let paired = round_ratios(&m, 0, &[], &[4096]);
+        // Unpaired the rounds' spread hides the difference; paired it shows.
+        assert!(!marked(&boots[0][1]), "{}", boots[0][1]);
+        assert!(marked(&paired[0][1]), "{}", paired[0][1]);
+        let r = (0.97f64 * 0.98 * 0.98).cbrt();
+        assert!(
+            paired[0][1].starts_with(&format!("{r:.3} [")),
+            "{}",
+            paired[0][1]
+        );
+        // Only rounds both sides have are paired: without round 3 of the
+        // series, two pairs remain.
+        let m = merge_rounds(runs[..5].to_vec()).unwrap();
+        let pairs = round_pairs(&m[1].points[0], &m[0].points[0]).unwrap();
+        assert_eq!(pairs, vec![(0.97, 1.0), (1.96, 2.0)]);
+        // A run that does not say its round leaves nothing to pair.
+        let mut unknown = runs.clone();
+        unknown[5].points[0].boot_rounds.clear();
+        let m = merge_rounds(unknown).unwrap();
+        assert!(round_pairs(&m[1].points[0], &m[0].points[0]).is_none());
+        assert!(round_ratios(&m, 0, &[], &[4096])[0][1].contains("n/e"));
+        // Nor two boots that claim one round.
+        let mut twice = runs;
+        twice[3].points[0].boot_rounds = vec![1];
+        let m = merge_rounds(twice).unwrap();
+        assert!(round_pairs(&m[1].points[0], &m[0].points[0]).is_none());
+    }
+
+    #[test]
+    fn rounds_come_from_the_run_file_names() {
+        assert_eq!(
+            round_of("build/bench/runs/vanilla-3.json", "vanilla"),
+            Some(3)
+        );
+        assert_eq!(
+            round_of("runs/no-migrator-aged-10.json", "no-migrator-aged"),
+            Some(10)
+        );
+        // Another label's file, or a name make bench does not write.
+        assert_eq!(
+            round_of("runs/no-migrator-aged-1.json", "no-migrator"),
+            None
+        );
+        assert_eq!(round_of("runs/vanilla.json", "vanilla"), None);
+        assert_eq!(round_of("runs/vanilla-.json", "vanilla"), None);
+        assert_eq!(round_of("runs/vanilla-+1.json", "vanilla"), None);
+        assert_eq!(round_of("vanilla-2.txt", "vanilla"), None);
+    }
+
+    #[test]
     fn sweeps_tabulate_and_pool() {
         let mut a = run("series", Some("none"), &[]);
         a.batch_sweep.push(BatchPoint {
@@ -1806,6 +1957,7 @@ mod tests {
             throughput: String::new(),
             ratios: String::new(),
             boot_ratios: String::new(),
+            round_ratios: String::new(),
             batch: None,
             count: None,
             tiered: None,
@@ -2024,6 +2176,7 @@ mod tests {
             throughput: String::new(),
             ratios: String::new(),
             boot_ratios: String::new(),
+            round_ratios: String::new(),
             batch: None,
             count: None,
             tiered: Some(markdown_table(&head, &rows)),
