@@ -79,7 +79,8 @@ else
 	# s in all; say 12 to 20 s. A tiered round - base 1 line, series 4, two
 	# boots of 8 s (10 GiB preallocated) and 2 gaps - is then 80 to 120 s.
 	# 10 throughput rounds, 3 sweep rounds and 1 tiered round:
-	# 10 x 141 + 3 x 461 + 120 = about 2910 s, 48.5 minutes; with a fifth
+	# 10 x 141 + 3 x 461 + 120 = about 2910 s, 48.5 minutes (measured:
+	# 3154 s, 52.6 minutes, build/bench-full.log of stop 25); with a fifth
 	# more for slower boots 58 minutes, and with the migbench build and the
 	# report (a minute) still under 60 (kernels reused: a kernel build is
 	# not counted). One tiered round, 3 measurements per size: the 60
