@@ -884,8 +884,12 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
           value (of one kernel, the two ran in the same boot); the ratio is the geometric \
           mean of the rounds' ratios, the interval Student's t over their logs (rounds - 1 \
           degrees of freedom), marked as above. A shift that hits a whole round (the \
-          host's slower minutes) cancels; one that hits a single boot does not. 'n/e' \
-          where the runs do not say their rounds.\n\n";
+          host's slower minutes) cancels; one that hits a single boot does not, and \
+          neither does the order, which is the same in every round (the kernels in the \
+          order of tools-bench/kernels, a boot's configurations in the order of the \
+          matrix). Only rounds both sides have are paired; 'n/e' where the runs do not \
+          say their rounds. Of the three tables this is the one for two configurations \
+          of one boot; for two kernels, the boot table above.\n\n";
     s += &t.round_ratios;
     if let Some(b) = &t.batch {
         s += "\n## First-folio latency by batch size\n\n";
@@ -1343,6 +1347,17 @@ fn round_of(path: &str, label: &str) -> Option<u32> {
     round.parse().ok()
 }
 
+/// Gives the points of a single run read from `path` the round its file
+/// name says (a run of several boots, or of a file not named by `make
+/// bench`, gets none: its boots cannot be paired).
+fn set_round(r: &mut RunReport, path: &str) {
+    if let Some(round) = round_of(path, &r.label) {
+        for q in r.points.iter_mut().filter(|q| q.boot_means.is_empty()) {
+            q.boot_rounds = vec![round];
+        }
+    }
+}
+
 pub fn main(argv: &[String]) -> Result<(), String> {
     let o = parse(argv)?;
     let runs: Vec<RunReport> = o
@@ -1352,11 +1367,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
             let text = fs::read_to_string(p).map_err(|e| format!("read {p}: {e}"))?;
             let mut r: RunReport =
                 serde_json::from_str(&text).map_err(|e| format!("{p}: not a migbench run: {e}"))?;
-            if let Some(round) = round_of(p, &r.label) {
-                for q in r.points.iter_mut().filter(|q| q.boot_means.is_empty()) {
-                    q.boot_rounds = vec![round];
-                }
-            }
+            set_round(&mut r, p);
             Ok(r)
         })
         .collect::<Result<_, String>>()?;
@@ -1808,6 +1819,52 @@ mod tests {
         twice[3].points[0].boot_rounds = vec![1];
         let m = merge_rounds(twice).unwrap();
         assert!(round_pairs(&m[1].points[0], &m[0].points[0]).is_none());
+    }
+
+    #[test]
+    fn rounds_pair_by_number_not_by_position() {
+        // The series lacks round 2 and its boots come in another order:
+        // pairing by position would put 0.97 against 2.0.
+        let boot = |label: &str, round: u32, v: f64| {
+            let mut r = with_runs(run(label, None, &[(4096, 0.0, None)]), 4096, &[v, v]);
+            r.points[0].boot_rounds = vec![round];
+            r
+        };
+        let m = merge_rounds(vec![
+            boot("vanilla", 1, 1.0),
+            boot("vanilla", 2, 2.0),
+            boot("vanilla", 3, 1.5),
+            boot("s", 3, 1.47),
+            boot("s", 1, 0.97),
+        ])
+        .unwrap();
+        let pairs = round_pairs(&m[1].points[0], &m[0].points[0]).unwrap();
+        assert_eq!(pairs, vec![(0.97, 1.0), (1.47, 1.5)]);
+    }
+
+    #[test]
+    fn a_run_file_gives_its_points_its_round() {
+        let mut r = run("vanilla", None, &[(4096, 1.0, None), (65536, 2.0, None)]);
+        set_round(&mut r, "build/bench/runs/vanilla-7.json");
+        assert!(r.points.iter().all(|p| p.boot_rounds == vec![7]));
+        // Through JSON and back, as results.json holds it.
+        let back: RunReport = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.points[0].boot_rounds, vec![7]);
+        // Another name, or a run already pooled from several boots: none.
+        let mut other = run("vanilla", None, &[(4096, 1.0, None)]);
+        set_round(&mut other, "mine.json");
+        assert!(other.points[0].boot_rounds.is_empty());
+        let mut pooled = run("vanilla", None, &[(4096, 1.0, None)]);
+        pooled.points[0].boot_means = vec![1.0, 1.1];
+        set_round(&mut pooled, "runs/vanilla-2.json");
+        assert!(pooled.points[0].boot_rounds.is_empty());
+        // A run written before boot_rounds existed reads as none.
+        let old = serde_json::to_string(&run("vanilla", None, &[(4096, 1.0, None)]))
+            .unwrap()
+            .replace(",\"boot_rounds\":[]", "");
+        assert!(!old.contains("boot_rounds"));
+        let old: RunReport = serde_json::from_str(&old).unwrap();
+        assert!(old.points[0].boot_rounds.is_empty());
     }
 
     #[test]

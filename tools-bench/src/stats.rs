@@ -325,18 +325,19 @@ impl Ratio {
             return not("fewer than two pairs");
         }
         let se = m.sd / (m.n as f64).sqrt();
-        if !se.is_finite() || se == 0.0 {
+        // Pairs whose ratios agree but for rounding have no spread either:
+        // a standard error of 1e-17 would claim a certainty they do not give.
+        if !se.is_finite() || se <= 1e-12 {
             return not("no spread over the pairs");
         }
         let df = (m.n - 1) as f64;
         let k = (t975(df) * se).exp();
+        let (lo, hi) = (ratio / k, ratio * k);
+        if !(ratio.is_finite() && lo.is_finite() && hi.is_finite() && lo > 0.0) {
+            return not("an interval beyond the range of numbers");
+        }
         let p = 2.0 * t_upper_tail(m.mean.abs() / se, df);
-        Ok(Ratio {
-            ratio,
-            lo: ratio / k,
-            hi: ratio * k,
-            p,
-        })
+        Ok(Ratio { ratio, lo, hi, p })
     }
 
     /// Whether the interval excludes 1: a difference this data shows.
@@ -402,6 +403,14 @@ mod tests {
         let k = (t975(2.0) * m.sd / 3f64.sqrt()).exp();
         assert!((r.lo - r.ratio / k).abs() < 1e-12 && (r.hi - r.ratio * k).abs() < 1e-12);
         assert!(r.significant() && r.p < 0.05);
+        // The two-sided p of t = mean / se at n - 1 = 2 degrees of freedom,
+        // whose upper tail is (1 - t / sqrt(2 + t^2)) / 2 in closed form.
+        let t = m.mean.abs() / (m.sd / 3f64.sqrt());
+        assert!(
+            (r.p - (1.0 - t / (2.0 + t * t).sqrt())).abs() < 1e-9,
+            "p {}",
+            r.p
+        );
         let unpaired = Ratio::of(&MeanSd::of(&a), &MeanSd::of(&b)).expect("estimable");
         assert!(!unpaired.significant());
         assert!(unpaired.half_width() > 5.0 * r.half_width());
@@ -417,6 +426,13 @@ mod tests {
         assert_eq!(
             Ratio::paired(&[(2.0, 1.0), (0.0, 2.0)]).unwrap_err().ratio,
             None
+        );
+        // Equal ratios but for rounding.
+        assert_eq!(
+            Ratio::paired(&[(0.3, 0.1), (0.6, 0.2), (0.9, 0.3)])
+                .unwrap_err()
+                .why,
+            "no spread over the pairs"
         );
         assert_eq!(Ratio::paired(&[]).unwrap_err().ratio, None);
     }
