@@ -27,8 +27,9 @@ usage: migbench report [--baseline LABEL] [--compare A:B]... [--meta FILE] [--ou
   --out DIR         write DIR/report.md, DIR/results.json and DIR/plot.png
   --font FILE       TrueType font for the plot (default: DejaVu Sans)";
 
-/// Line colours that stay apart on white, in matrix order.
-const LINE_COLORS: [RGBColor; 8] = [
+/// Line colours that stay apart on white, in matrix order: as many as the
+/// default matrix has throughput lines, so that no two share one.
+const LINE_COLORS: [RGBColor; 10] = [
     RGBColor(0, 0, 0),
     RGBColor(214, 39, 40),
     RGBColor(31, 119, 180),
@@ -37,6 +38,8 @@ const LINE_COLORS: [RGBColor; 8] = [
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(227, 119, 194),
 ];
 
 const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
@@ -1865,6 +1868,19 @@ mod tests {
         assert!(!old.contains("boot_rounds"));
         let old: RunReport = serde_json::from_str(&old).unwrap();
         assert!(old.points[0].boot_rounds.is_empty());
+    }
+
+    #[test]
+    fn every_throughput_line_of_the_matrix_has_its_own_colour() {
+        let lines = include_str!("../matrix")
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#') && l.contains('|'))
+            .filter(|l| !l.contains("--no-throughput"))
+            .count();
+        assert!(lines > 0 && lines <= LINE_COLORS.len(), "{lines} lines");
+        for (i, a) in LINE_COLORS.iter().enumerate() {
+            assert!(!LINE_COLORS[..i].contains(a), "colour {i} repeats");
+        }
     }
 
     #[test]
