@@ -406,11 +406,11 @@ pub fn missing_baselines(runs: &[RunReport], baseline: usize) -> Vec<String> {
 /// the boots paired by round.
 type Unit = fn(&Point, &Point) -> Result<Ratio, NotEstimable>;
 
-fn moves(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+pub fn moves(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
     Ratio::of(&a.gbps, &b.gbps)
 }
 
-fn boots(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+pub fn boots(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
     Ratio::of(&MeanSd::of(&a.boot_means), &MeanSd::of(&b.boot_means))
 }
 
@@ -438,7 +438,7 @@ fn round_pairs(a: &Point, b: &Point) -> Option<Vec<(f64, f64)>> {
     )
 }
 
-fn rounds(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+pub fn rounds(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
     match round_pairs(a, b) {
         Some(pairs) => Ratio::paired(&pairs),
         None => Err(NotEstimable {
@@ -465,38 +465,9 @@ fn ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64], unit: U
 }
 
 /// The ratios of every run to its baseline, then those `compare` asks for,
-/// over the single moves.
+/// in `unit`: over the single moves (`moves`), with the boot as the unit
+/// (`boots`) or with the boots paired by round (`rounds`).
 pub fn ratios(
-    runs: &[RunReport],
-    baseline: usize,
-    compare: &[(usize, usize)],
-    sizes: &[u64],
-) -> Vec<Vec<String>> {
-    ratios_by(runs, baseline, compare, sizes, moves)
-}
-
-/// The same ratios with the boot as the unit.
-pub fn boot_ratios(
-    runs: &[RunReport],
-    baseline: usize,
-    compare: &[(usize, usize)],
-    sizes: &[u64],
-) -> Vec<Vec<String>> {
-    ratios_by(runs, baseline, compare, sizes, boots)
-}
-
-/// The same ratios over the rounds: each round's ratio of the two
-/// configurations' boot means is one value.
-pub fn round_ratios(
-    runs: &[RunReport],
-    baseline: usize,
-    compare: &[(usize, usize)],
-    sizes: &[u64],
-) -> Vec<Vec<String>> {
-    ratios_by(runs, baseline, compare, sizes, rounds)
-}
-
-fn ratios_by(
     runs: &[RunReport],
     baseline: usize,
     compare: &[(usize, usize)],
@@ -1344,7 +1315,8 @@ fn round_of(path: &str, label: &str) -> Option<u32> {
         .strip_prefix(label)?
         .strip_prefix('-')?
         .strip_suffix(".json")?;
-    if round.is_empty() || !round.bytes().all(|c| c.is_ascii_digit()) {
+    // Digits only: parse() alone would take "+1" (and refuses "").
+    if !round.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
     round.parse().ok()
@@ -1394,9 +1366,9 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         .collect::<Result<Vec<_>, String>>()?;
     let (sizes, rows) = comparison(&runs);
     let head = header(&sizes, &runs);
-    let ratio_rows = ratios(&runs, baseline, &compare, &sizes);
-    let boot_rows = boot_ratios(&runs, baseline, &compare, &sizes);
-    let round_rows = round_ratios(&runs, baseline, &compare, &sizes);
+    let ratio_rows = ratios(&runs, baseline, &compare, &sizes, moves);
+    let boot_rows = ratios(&runs, baseline, &compare, &sizes, boots);
+    let round_rows = ratios(&runs, baseline, &compare, &sizes, rounds);
     let mut ratio_head = vec!["ratio".to_string()];
     ratio_head.extend(sizes.iter().map(|&s| format_size(s)));
     ratio_head.push("widest interval".into());
@@ -1556,7 +1528,7 @@ mod tests {
         aged.aged = true;
         let runs = vec![v, same, fast, va, aged];
         // (1, 0) repeats "same / vanilla": listed once.
-        let rows = ratios(&runs, 0, &[(2, 1), (1, 0)], &[4096]);
+        let rows = ratios(&runs, 0, &[(2, 1), (1, 0)], &[4096], moves);
         let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
         // The aged run against the aged baseline, not against vanilla (the
         // aged baseline is its own: compare it with --compare).
@@ -1617,7 +1589,7 @@ mod tests {
         sweep_base.count_sweep = fresh.count_sweep.clone();
         let runs = vec![sweep_base, fresh, aged];
         // No "series-aged / vanilla": vanilla is fresh memory.
-        let rows = ratios(&runs, 0, &[], &[4096]);
+        let rows = ratios(&runs, 0, &[], &[4096], moves);
         let labels: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
         assert_eq!(labels, ["series / vanilla"]);
         let (_, count) = count_table(&runs, 0);
@@ -1649,7 +1621,7 @@ mod tests {
         let mut with = runs.clone();
         with.push(va);
         assert!(missing_baselines(&with, 0).is_empty());
-        let rows = ratios(&with, 0, &[], &[4096]);
+        let rows = ratios(&with, 0, &[], &[4096], moves);
         assert!(rows.iter().any(|r| r[0] == "series-aged / vanilla-aged"));
     }
 
@@ -1687,7 +1659,7 @@ mod tests {
         assert!(missing_baselines(&runs, 0).is_empty());
         // The sweep runs add no rows to the throughput tables.
         assert_eq!(comparison(&runs).1.len(), 1);
-        assert!(ratios(&runs, 0, &[], &[4096]).is_empty());
+        assert!(ratios(&runs, 0, &[], &[4096], moves).is_empty());
         // Without the baseline's sweep run: said, not silently left out.
         let without = vec![runs[0].clone(), runs[2].clone()];
         let (_, rows) = count_table(&without, 0);
@@ -1725,7 +1697,7 @@ mod tests {
         );
         let b = with_runs(b, 8192, &[1.0, 1.01, 0.99, 1.0]);
         let runs = vec![v, a, b];
-        let rows = ratios(&runs, 0, &[], &[4096, 8192]);
+        let rows = ratios(&runs, 0, &[], &[4096, 8192], moves);
         assert_eq!(rows[0][0], "a / vanilla");
         assert!(rows[0][1].ends_with('‡'), "{}", rows[0][1]);
         let r = Ratio::of(&runs[1].points[1].gbps, &runs[0].points[1].gbps).expect("estimable");
@@ -1737,7 +1709,7 @@ mod tests {
         assert!(rows[0][2].ends_with('†'), "{}", rows[0][2]);
         assert!(!marked(&rows[1][1]) && !marked(&rows[1][2]));
         // The same borderline ratio alone in its table: the plain test.
-        let alone = ratios(&runs[..2], 0, &[], &[8192]);
+        let alone = ratios(&runs[..2], 0, &[], &[8192], moves);
         assert!(alone[0][1].ends_with('‡'), "{}", alone[0][1]);
     }
 
@@ -1767,24 +1739,26 @@ mod tests {
         let m = merge_rounds(vec![v1, s1, v2, s2]).unwrap();
         let bm = &m[1].points[0].boot_means;
         assert!(bm.len() == 2 && (bm[0] - 0.97).abs() < 1e-9 && (bm[1] - 0.99).abs() < 1e-9);
-        let moves = ratios(&m, 0, &[], &[4096]);
-        let boots = boot_ratios(&m, 0, &[], &[4096]);
+        let over_moves = ratios(&m, 0, &[], &[4096], moves);
+        let over_boots = ratios(&m, 0, &[], &[4096], boots);
         // Over the single moves the 2% difference looks certain; with the
         // boot as the unit it is not shown.
-        assert!(marked(&moves[0][1]), "{}", moves[0][1]);
-        assert!(!marked(&boots[0][1]), "{}", boots[0][1]);
-        assert!(boots[0][1].starts_with("0.980 ["));
+        assert!(marked(&over_moves[0][1]), "{}", over_moves[0][1]);
+        assert!(!marked(&over_boots[0][1]), "{}", over_boots[0][1]);
+        assert!(over_boots[0][1].starts_with("0.980 ["));
+    }
+
+    /// One boot's run of `label` in `round`: two 4K moves at `v` GB/s.
+    fn boot(label: &str, round: u32, v: f64) -> RunReport {
+        let mut r = with_runs(run(label, None, &[(4096, 0.0, None)]), 4096, &[v, v]);
+        r.points[0].boot_rounds = vec![round];
+        r
     }
 
     #[test]
     fn rounds_pair_the_boots_of_one_round() {
         // Three rounds on a host whose speed changes from round to round;
         // within each, the series is 2-3% slower than 7.3.4.
-        let boot = |label: &str, round: u32, v: f64| {
-            let mut r = with_runs(run(label, None, &[(4096, 0.0, None)]), 4096, &[v, v]);
-            r.points[0].boot_rounds = vec![round];
-            r
-        };
         let runs = vec![
             boot("vanilla", 1, 1.0),
             boot("s", 1, 0.97),
@@ -1795,10 +1769,10 @@ mod tests {
         ];
         let m = merge_rounds(runs.clone()).unwrap();
         assert_eq!(m[1].points[0].boot_rounds, vec![1, 2, 3]);
-        let boots = boot_ratios(&m, 0, &[], &[4096]);
-        let paired = round_ratios(&m, 0, &[], &[4096]);
+        let over_boots = ratios(&m, 0, &[], &[4096], boots);
+        let paired = ratios(&m, 0, &[], &[4096], rounds);
         // Unpaired the rounds' spread hides the difference; paired it shows.
-        assert!(!marked(&boots[0][1]), "{}", boots[0][1]);
+        assert!(!marked(&over_boots[0][1]), "{}", over_boots[0][1]);
         assert!(marked(&paired[0][1]), "{}", paired[0][1]);
         let r = (0.97f64 * 0.98 * 0.98).cbrt();
         assert!(
@@ -1816,7 +1790,7 @@ mod tests {
         unknown[5].points[0].boot_rounds.clear();
         let m = merge_rounds(unknown).unwrap();
         assert!(round_pairs(&m[1].points[0], &m[0].points[0]).is_none());
-        assert!(round_ratios(&m, 0, &[], &[4096])[0][1].contains("n/e"));
+        assert!(ratios(&m, 0, &[], &[4096], rounds)[0][1].contains("n/e"));
         // Nor two boots that claim one round.
         let mut twice = runs;
         twice[3].points[0].boot_rounds = vec![1];
@@ -1828,11 +1802,6 @@ mod tests {
     fn rounds_pair_by_number_not_by_position() {
         // The series lacks round 2 and its boots come in another order:
         // pairing by position would put 0.97 against 2.0.
-        let boot = |label: &str, round: u32, v: f64| {
-            let mut r = with_runs(run(label, None, &[(4096, 0.0, None)]), 4096, &[v, v]);
-            r.points[0].boot_rounds = vec![round];
-            r
-        };
         let m = merge_rounds(vec![
             boot("vanilla", 1, 1.0),
             boot("vanilla", 2, 2.0),
@@ -2242,7 +2211,7 @@ mod tests {
         assert!(rows[8][3].starts_with("1.000 [") && !marked(&rows[8][3]));
         // The tiered runs add no rows to the throughput tables.
         assert_eq!(comparison(&runs).1.len(), 1);
-        assert!(ratios(&runs, 0, &[], &[4096]).is_empty());
+        assert!(ratios(&runs, 0, &[], &[4096], moves).is_empty());
         // The notes say what the migrator did.
         let t = Tables {
             missing: vec![],
