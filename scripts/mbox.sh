@@ -27,8 +27,8 @@ n=$(git -C "$WORK/series" rev-list --count base..HEAD)
 
 say "mbox: formatting $n patches and the cover letter"
 git -C "$WORK/series" -c core.abbrev=12 format-patch -q --cover-letter --numbered \
-	--thread=shallow --base=base --subject-prefix="RFC PATCH" -o "$WORK/out" base..HEAD
-cover=$(ls "$WORK"/out/0000-*.patch)
+	--thread=shallow --base=base --subject-prefix="RFC PATCH" --reroll-count=3 -o "$WORK/out" base..HEAD
+cover=$(ls "$WORK"/out/*0000-*.patch)
 subject=$(head -n 1 "$COVER")
 # The cover text: everything after the subject line and the blank line.
 tail -n +3 "$COVER" >"$WORK/blurb"

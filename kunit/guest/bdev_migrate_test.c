@@ -19,7 +19,7 @@
  * buffer_head reference, so the lost update itself cannot be provoked from
  * here; what the test can see is the offload of such folios, which is
  * where the corruption starts: with a migrator registered,
- * pgmigrate_offload_copied must not grow while they move.
+ * migrate_offload_folios_copied must not grow while they move.
  *
  * The first 16 MiB of DEVICE are written with buffered write()s bound to
  * node 0 (after the old page cache is dropped), synced, mapped MAP_SHARED
@@ -37,7 +37,7 @@
  *     generation the writer wrote to it;
  *   - the folios still have buffer heads;
  *   - with "test", the test migrator is registered and
- *     pgmigrate_offload_copied did not grow; with "none", no migrator is
+ *     migrate_offload_folios_copied did not grow; with "none", no migrator is
  *     registered and no offload counter moved.
  */
 #include <time.h>
@@ -292,9 +292,9 @@ int main(int argc, char **argv)
 	wait_gens(1, "before the moves");
 
 	success = vmstat("pgmigrate_success");
-	copied = vmstat("pgmigrate_offload_copied");
-	batch = vmstat("pgmigrate_offload_batch");
-	fallback = vmstat("pgmigrate_offload_fallback");
+	copied = vmstat("migrate_offload_folios_copied");
+	batch = vmstat("migrate_offload_batches");
+	fallback = vmstat("migrate_offload_folios_fallback");
 	writes = __atomic_load_n(&ctl->writes, __ATOMIC_ACQUIRE);
 	rounds = move_to_node1(map);
 	writes_moving = __atomic_load_n(&ctl->writes, __ATOMIC_ACQUIRE) - writes;
@@ -306,9 +306,9 @@ int main(int argc, char **argv)
 	    WEXITSTATUS(status))
 		fail("the writer failed (status %#x)", status);
 	success = vmstat("pgmigrate_success") - success;
-	copied = vmstat("pgmigrate_offload_copied") - copied;
-	batch = vmstat("pgmigrate_offload_batch") - batch;
-	fallback = vmstat("pgmigrate_offload_fallback") - fallback;
+	copied = vmstat("migrate_offload_folios_copied") - copied;
+	batch = vmstat("migrate_offload_batches") - batch;
+	fallback = vmstat("migrate_offload_folios_fallback") - fallback;
 
 	if (!writes_moving)
 		fail("the writer wrote nothing while the pages moved");

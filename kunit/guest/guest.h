@@ -159,6 +159,117 @@ static inline void set_thp_size(size_t kb)
 }
 
 /*
+ * The mTHP size controls thp_only_size() changed, with what they held:
+ * thp_restore_sizes() writes them back when the program exits (fail() and
+ * skip() too; a forked child must leave with _exit()).
+ */
+#define THP_MAX_SAVED	32
+static struct {
+	char path[300];
+	char mode[16];
+} thp_saved[THP_MAX_SAVED];
+static int thp_nr_saved, thp_restore_registered;
+
+static inline void thp_restore_sizes(void)
+{
+	while (thp_nr_saved > 0) {
+		thp_nr_saved--;
+		try_write_file(thp_saved[thp_nr_saved].path,
+			       thp_saved[thp_nr_saved].mode);
+	}
+}
+
+/* The selected mode of a THP control: the word in brackets. */
+static inline int thp_read_mode(const char *path, char *mode, size_t len)
+{
+	char line[256], *start, *end;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	start = strchr(line, '[');
+	end = start ? strchr(start, ']') : NULL;
+	if (!end || (size_t)(end - start) > len)
+		return -1;
+	memcpy(mode, start + 1, end - start - 1);
+	mode[end - start - 1] = '\0';
+	return 0;
+}
+
+/*
+ * Allow anonymous large folios of @kb only, in @mode ("always": on every
+ * fault, whatever madvise() said), every other size "never", until the
+ * program exits; then every control goes back to what it was.
+ */
+static inline void thp_only_size(size_t kb, const char *mode)
+{
+	char path[300], want[64], old[16];
+	struct dirent *d;
+	DIR *dir = opendir(THP_DIR);
+	const char *val;
+	int found = 0, is_want;
+
+	if (!dir)
+		fail("no %s: %s", THP_DIR, strerror(errno));
+	if (!thp_restore_registered) {
+		if (atexit(thp_restore_sizes))
+			fail("atexit failed");
+		thp_restore_registered = 1;
+	}
+	snprintf(want, sizeof(want), "hugepages-%zukB", kb);
+	while ((d = readdir(dir))) {
+		if (strncmp(d->d_name, "hugepages-", 10))
+			continue;
+		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", d->d_name);
+		is_want = !strcmp(d->d_name, want);
+		val = is_want ? mode : "never";
+		found |= is_want;
+		if (thp_read_mode(path, old, sizeof(old))) {
+			/* A size anonymous memory cannot use (8K on x86). */
+			if (!is_want)
+				continue;
+			fail("read the mode of %s", path);
+		}
+		if (!strcmp(old, val))
+			continue;
+		if (thp_nr_saved == THP_MAX_SAVED)
+			fail("more than %d mTHP sizes", THP_MAX_SAVED);
+		if (try_write_file(path, val)) {
+			/* Sizes anonymous memory cannot use are read-only. */
+			if (errno == EACCES && !is_want)
+				continue;
+			fail("write %s to %s: %s", val, path, strerror(errno));
+		}
+		snprintf(thp_saved[thp_nr_saved].path,
+			 sizeof(thp_saved[thp_nr_saved].path), "%s", path);
+		snprintf(thp_saved[thp_nr_saved].mode,
+			 sizeof(thp_saved[thp_nr_saved].mode), "%s", old);
+		thp_nr_saved++;
+	}
+	closedir(dir);
+	if (!found)
+		fail("the kernel has no %s", want);
+}
+
+/* A signed number from @path (a module parameter); -1 if it cannot. */
+static inline int try_read_long(const char *path, long *val)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%ld", val) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
  * Map @len bytes of anonymous memory aligned to a PMD, so that folios of
  * every size fit, asking for large folios if @folio_size is above a page.
  */

@@ -15,7 +15,7 @@ TEST_PREFIX=mm_selftests
 # migrating LABEL [copied]: the selftests that migrate; with "copied", the
 # registered migrator must have copied folios meanwhile.
 migrating() {
-	before=$(stat /proc/vmstat pgmigrate_offload_copied)
+	before=$(stat /proc/vmstat migrate_offload_folios_copied)
 	if [ -n "$2" ]; then
 		kselftest.sh "mm_migration_$1" mm_migration -t private_anon -t private_anon_thp
 	else
@@ -23,11 +23,11 @@ migrating() {
 	fi
 	kselftest.sh "mm_rmap_$1" mm_rmap
 	[ -n "$2" ] || return 0
-	after=$(stat /proc/vmstat pgmigrate_offload_copied)
+	after=$(stat /proc/vmstat migrate_offload_folios_copied)
 	if [ "$after" -gt "$before" ]; then
 		pass "mm_selftests_$1_offloaded"
 	else
-		fail "mm_selftests_$1_offloaded" "pgmigrate_offload_copied stayed at $before"
+		fail "mm_selftests_$1_offloaded" "migrate_offload_folios_copied stayed at $before"
 	fi
 }
 

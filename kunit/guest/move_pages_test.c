@@ -39,9 +39,9 @@ struct offload_counters {
 
 static void offload_snapshot(struct offload_counters *c)
 {
-	c->batch = vmstat("pgmigrate_offload_batch");
-	c->copied = vmstat("pgmigrate_offload_copied");
-	c->fallback = vmstat("pgmigrate_offload_fallback");
+	c->batch = vmstat("migrate_offload_batches");
+	c->copied = vmstat("migrate_offload_folios_copied");
+	c->fallback = vmstat("migrate_offload_folios_fallback");
 }
 
 /* Check the offload counters against what @expect says should happen. */

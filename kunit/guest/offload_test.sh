@@ -7,8 +7,9 @@
 # part-way, failing at once and declining, and with the offload narrowed
 # by reasons and min_batch_bytes. Every run compares every byte and checks
 # every page's node (move_pages_test); the vmstat counters must say what
-# the migrator did. Then the sysfs controls, and unloading the migrator
-# while another process migrates in a loop.
+# the migrator did. A folio written after its batch copy, whose move is
+# retried (eagain_test). Then the sysfs controls, and unloading the
+# migrator while another process migrates in a loop.
 MOD=migrate_offload_test_migrator
 PARAMS=/sys/module/$MOD/parameters
 CTL=/sys/kernel/mm/migrate_offload
@@ -58,6 +59,20 @@ echo -1 >$PARAMS/fail_after
 echo 1 >$PARAMS/decline
 run_sizes decline fallback
 echo 0 >$PARAMS/decline
+
+# A writer holding a reference to a source folio after the migrator copied
+# it (hold_ref): that folio's move fails with -EAGAIN, and the retry must
+# copy it again, or what was written after the batch copy is lost
+# (eagain_test). 8192 4K folios in one batch, so that the first pass of
+# moves outlasts the reference and the retry runs in the same call; with
+# larger folios the pass is too short (512 of 64K: the reference outlasts
+# every retry, and the test would prove nothing). It fails on a kernel that
+# keeps trusting the copy on the retry (checked: 5 of 5 runs). Only
+# move_pages() is offloaded meanwhile, so that no other migration's batch
+# takes the one-shot reference.
+echo syscall_or_cpuset >$CTL/reasons
+guest_run eagain_test offload_eagain_4k 4 8192
+echo all >$CTL/reasons
 
 # move_pages() migrates for MR_SYSCALL: not offloaded once that is left out.
 echo "demotion numa_misplaced" >$CTL/reasons

@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	write_file("/proc/sys/vm/stat_refresh", "1");
 	isolated = vmstat("nr_isolated_anon");
 	fails = vmstat("pgmigrate_fail");
-	copied = vmstat("pgmigrate_offload_copied");
+	copied = vmstat("migrate_offload_folios_copied");
 
 	/*
 	 * The filler stays above the high watermarks (no OOM, no reclaim),
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
 	check_nodes(buf, total, 1, "after making room");
 	check_bytes(buf, 0, total, "after making room");
 	if (argc > 4 && !strcmp(argv[4], "copied") &&
-	    vmstat("pgmigrate_offload_copied") == copied)
+	    vmstat("migrate_offload_folios_copied") == copied)
 		fail("the migrator copied nothing");
 
 	munmap(buf, total);

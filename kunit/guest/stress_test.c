@@ -234,9 +234,9 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		fail("mmap: %s", strerror(errno));
 	success = vmstat("pgmigrate_success");
-	batch = vmstat("pgmigrate_offload_batch");
-	copied = vmstat("pgmigrate_offload_copied");
-	fallback = vmstat("pgmigrate_offload_fallback");
+	batch = vmstat("migrate_offload_batches");
+	copied = vmstat("migrate_offload_folios_copied");
+	fallback = vmstat("migrate_offload_folios_fallback");
 
 	for (i = 0; i < nr_writers; i++)
 		sh->writer[i].pid = spawn(writer_fn, i, 0);
@@ -295,9 +295,9 @@ int main(int argc, char **argv)
 			snprintf(writer_error, sizeof(writer_error), "%s", why);
 	}
 	success = vmstat("pgmigrate_success") - success;
-	batch = vmstat("pgmigrate_offload_batch") - batch;
-	copied = vmstat("pgmigrate_offload_copied") - copied;
-	fallback = vmstat("pgmigrate_offload_fallback") - fallback;
+	batch = vmstat("migrate_offload_batches") - batch;
+	copied = vmstat("migrate_offload_folios_copied") - copied;
+	fallback = vmstat("migrate_offload_folios_fallback") - fallback;
 	printf("%s: %d s, %d writers x %lu KiB of %lu KiB folios: writer rounds",
 	       name, seconds, nr_writers, area >> 10, folio >> 10);
 	for (i = 0; i < nr_writers; i++)

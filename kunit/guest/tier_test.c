@@ -65,9 +65,9 @@ static void snapshot(struct counters *c)
 	 * fold into /proc/vmstat only now and then: fold them now.
 	 */
 	write_file("/proc/sys/vm/stat_refresh", "1");
-	c->batch = vmstat("pgmigrate_offload_batch");
-	c->copied = vmstat("pgmigrate_offload_copied");
-	c->fallback = vmstat("pgmigrate_offload_fallback");
+	c->batch = vmstat("migrate_offload_batches");
+	c->copied = vmstat("migrate_offload_folios_copied");
+	c->fallback = vmstat("migrate_offload_folios_fallback");
 	c->migrated = vmstat("pgmigrate_success");
 	c->demoted_kswapd = vmstat("pgdemote_kswapd");
 	c->demoted_direct = vmstat("pgdemote_direct");

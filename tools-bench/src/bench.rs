@@ -46,9 +46,9 @@ fn deltas(
         pgdemote_proactive: d("pgdemote_proactive"),
         pgpromote_success: d("pgpromote_success"),
         offload: Offload {
-            batches: d("pgmigrate_offload_batch"),
-            copied: d("pgmigrate_offload_copied"),
-            fallback: d("pgmigrate_offload_fallback"),
+            batches: d("migrate_offload_batches"),
+            copied: d("migrate_offload_folios_copied"),
+            fallback: d("migrate_offload_folios_fallback"),
         },
     }
 }

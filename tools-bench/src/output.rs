@@ -15,13 +15,13 @@ use crate::sys;
 /// JSON under the names the throughput points always had.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Offload {
-    /// Batches handed to the migrator (pgmigrate_offload_batch).
+    /// Batches handed to the migrator (migrate_offload_batches).
     #[serde(rename = "offload_batches")]
     pub batches: Option<u64>,
-    /// Folios the migrator copied (pgmigrate_offload_copied).
+    /// Folios the migrator copied (migrate_offload_folios_copied).
     #[serde(rename = "migrator_copied")]
     pub copied: Option<u64>,
-    /// Folios that fell back to the CPU copy (pgmigrate_offload_fallback).
+    /// Folios that fell back to the CPU copy (migrate_offload_folios_fallback).
     #[serde(rename = "migrator_fallback")]
     pub fallback: Option<u64>,
 }
