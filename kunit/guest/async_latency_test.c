@@ -158,18 +158,6 @@ static void mbind_nodes(char *buf, size_t len, unsigned long nodemask)
 		fail("mbind(nodemask %#lx): %s", nodemask, strerror(errno));
 }
 
-/* How many pages of [buf, buf + len) are on @node. */
-static unsigned long pages_on(char *buf, size_t len, int node)
-{
-	int *status = page_nodes(buf, len, "counting pages");
-	unsigned long i, n = 0;
-
-	for (i = 0; i < len / page_size; i++)
-		n += status[i] == node;
-	free(status);
-	return n;
-}
-
 /* The first word of @path (a sysctl), for putting it back. */
 static void read_word(const char *path, char *buf, size_t size)
 {

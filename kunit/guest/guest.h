@@ -360,6 +360,18 @@ static inline int *page_nodes(char *buf, size_t len, const char *when)
 	return status;
 }
 
+/* How many pages of [buf, buf + len) are on @node. */
+static inline unsigned long pages_on(char *buf, size_t len, int node)
+{
+	int *status = page_nodes(buf, len, "counting pages");
+	unsigned long i, n = 0;
+
+	for (i = 0; i < len / page_size; i++)
+		n += status[i] == node;
+	free(status);
+	return n;
+}
+
 /* Check that every page of [buf, buf + len) is on @node. */
 static inline void check_nodes(char *buf, size_t len, int node, const char *when)
 {

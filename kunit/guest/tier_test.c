@@ -91,18 +91,6 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* How many pages of [buf, buf + len) are on @node. */
-static unsigned long pages_on(char *buf, size_t len, int node)
-{
-	int *status = page_nodes(buf, len, "counting pages");
-	unsigned long i, n = 0;
-
-	for (i = 0; i < len / page_size; i++)
-		n += status[i] == node;
-	free(status);
-	return n;
-}
-
 /*
  * The offload counters between @a and @b against @expect, for a case in
  * which @moved_folios of the test's folios migrated.
