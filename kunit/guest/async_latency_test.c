@@ -306,22 +306,6 @@ static void *map_small(size_t len)
 	return p;
 }
 
-/* The pfn of each of the @n pages from @buf, into @pfn (0: not present). */
-static void read_pfns(char *buf, size_t n, uint64_t *pfn)
-{
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-	size_t i;
-
-	if (fd < 0)
-		fail("open pagemap: %s", strerror(errno));
-	if (pread(fd, pfn, n * sizeof(*pfn),
-		  (uintptr_t)buf / page_size * sizeof(*pfn)) != (ssize_t)(n * sizeof(*pfn)))
-		fail("read pagemap: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		pfn[i] = pfn[i] & PM_PRESENT ? pfn[i] & PM_PFN_MASK : 0;
-	close(fd);
-}
-
 /*
  * The free blocks of @node of a PMD or larger, counted in PMDs, from
  * /proc/buddyinfo: how many THPs it can give without compacting.

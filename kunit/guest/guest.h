@@ -360,6 +360,33 @@ static inline int *page_nodes(char *buf, size_t len, const char *when)
 	return status;
 }
 
+/* The pfn of each of the @n pages from @buf, into @pfn (0: not present). */
+static inline void read_pfns(char *buf, size_t n, uint64_t *pfn)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	size_t i;
+
+	if (fd < 0)
+		fail("open pagemap: %s", strerror(errno));
+	if (pread(fd, pfn, n * sizeof(*pfn),
+		  (uintptr_t)buf / page_size * sizeof(*pfn)) != (ssize_t)(n * sizeof(*pfn)))
+		fail("read pagemap: %s", strerror(errno));
+	for (i = 0; i < n; i++)
+		pfn[i] = pfn[i] & PM_PRESENT ? pfn[i] & PM_PFN_MASK : 0;
+	close(fd);
+}
+
+/* The pfn of every page of [buf, buf + len), in a new array (0: not present). */
+static inline uint64_t *page_pfns(char *buf, size_t len)
+{
+	uint64_t *pfn = calloc(len / page_size, sizeof(*pfn));
+
+	if (!pfn)
+		fail("out of memory");
+	read_pfns(buf, len / page_size, pfn);
+	return pfn;
+}
+
 /* How many pages of [buf, buf + len) are on @node. */
 static inline unsigned long pages_on(char *buf, size_t len, int node)
 {

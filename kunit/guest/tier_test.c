@@ -234,24 +234,6 @@ static void promote(size_t folio_kb, size_t len, const char *expect)
 	printf("GUEST-TEST: PASS %s\n", name);
 }
 
-/* The pfn of every present page of [buf, buf + len) (0: not present). */
-static uint64_t *page_pfns(char *buf, size_t len)
-{
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-	size_t i, n = len / page_size;
-	uint64_t *pfn = calloc(n, sizeof(*pfn));
-
-	if (fd < 0 || !pfn)
-		fail("pagemap: %s", strerror(errno));
-	if (pread(fd, pfn, n * sizeof(*pfn),
-		  (uintptr_t)buf / page_size * sizeof(*pfn)) != (ssize_t)(n * sizeof(*pfn)))
-		fail("read pagemap: %s", strerror(errno));
-	for (i = 0; i < n; i++)
-		pfn[i] = pfn[i] & PM_PRESENT ? pfn[i] & PM_PFN_MASK : 0;
-	close(fd);
-	return pfn;
-}
-
 static void compact(size_t folio_kb, size_t len, const char *expect)
 {
 	unsigned long moved = 0, kept = 0;
