@@ -452,7 +452,7 @@ phase_kernels() {
 	done
 }
 
-[ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
+[ -e "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 require_static_busybox
 t_start=$(date +%s)
 declare -A bzimage modules revs

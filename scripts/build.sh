@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
+[ -e "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
 mkdir -p "$KUNIT_BUILD"
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
 # The kernel's own build directory is absolute, so ccache hashes would differ

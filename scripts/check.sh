@@ -9,7 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
+[ -e "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
 EXCEPTIONS=$TOP/patches/checkpatch-exceptions
 CHECK_BUILD=$BUILD_DIR/check
 # checkpatch's SPDX check needs ply and GitPython, which live in the venv.

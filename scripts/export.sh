@@ -18,7 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
+[ -e "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
 git -C "$LINUX_DIR" rev-parse -q --verify base >/dev/null || die "linux/ has no 'base' tag"
 [ -z "$(git -C "$LINUX_DIR" status --porcelain --untracked-files=no)" ] ||
 	say "export: note: linux/ has uncommitted changes; only commits are exported"

@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ -d "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
+[ -e "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
 WORK=$BUILD_DIR/mbox
 MBOX=$BUILD_DIR/series.mbox
 COVER=$TOP/patches/cover-letter

@@ -166,7 +166,7 @@ run_bench_unit_tests() {
 	done < <(grep -E '^test .* FAILED$' "$log" || true)
 }
 
-[ -d "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
+[ -e "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 # NO_BUILD=1 (development): test the kernel as last built.
 [ "${NO_BUILD:-0}" = 1 ] || "$TOP/scripts/build.sh"
 if [ -n "${GUEST_LIST:-}" ]; then

@@ -84,6 +84,8 @@ load_bad badinput_load_test_decline $TM decline 2 abc
 load_bad badinput_load_mtcopy_nr_threads mtcopy nr_threads 0 33 -1 abc "$OVERFLOW"
 load_bad badinput_load_mtcopy_min_batch_bytes mtcopy min_batch_bytes -1 abc "$OVERFLOW"
 load_bad badinput_load_swdma_nr_channels swdma nr_channels 0 17 -1 abc
+load_bad badinput_load_swdma_personality swdma personality dsa "" ptdma2
+load_bad badinput_load_swdma_report_errors swdma report_errors 2 abc
 if insmod /tests/swdma.ko nr_channels=2; then
 	load_bad badinput_load_dcbm_nr_dma_chan dcbm nr_dma_chan 0 17 -1 abc
 	load_bad badinput_load_dcbm_timeout_ms dcbm timeout_ms 0 -1 abc
@@ -109,6 +111,7 @@ if grep -q "^swdma " /proc/modules; then
 	sweep badinput_swdma_fail_nth $D/swdma fail_nth 12abc -1 2147483648
 	sweep badinput_swdma_fail_every $D/swdma fail_every 12abc -1 4294967296
 	sweep badinput_swdma_reverse $D/swdma reverse 12abc -1 2
+	sweep badinput_swdma_terminate_fails $D/swdma terminate_fails 12abc -1 2
 	sweep badinput_swdma_delay_ms $D/swdma delay_ms 12abc -1 60001
 	rmmod swdma
 fi

@@ -10,22 +10,30 @@
 # than dcbm waits): the data is intact, the failures and the CPU fallback
 # are counted. The same moves with the engine starting descriptors at
 # tx_submit(), completing them inside it, or completing them in hard-irq
-# context (swdma's "start"). After every phase no DMA mapping of swdma's
+# context (swdma's "start"), or with swdma behaving as AMD's PTDMA or AE4DMA
+# does (its "personality"). After every phase no DMA mapping of swdma's
 # device is left (DMA API debugging) and none was misused (its error count
 # stays 0). Then bad control writes, and unloading both modules while
 # another process migrates.
 #
-#   dcbm_test.sh [START]
+#   dcbm_test.sh [MODE]
 #
-# START is swdma's "start" mode for the whole run (issue, the default,
-# submit, sync or irq); test names carry it (dcbm_submit_...), except in
-# the default mode. The modes checks and the slow tx_submit() case run in
-# the default mode; in sync mode, where every descriptor completes inside
-# tx_submit(), nothing can be late or reordered, so those phases are left
-# out.
-START=${1:-issue}
+# MODE is swdma's "start" mode for the whole run (issue, the default,
+# submit, sync or irq), or a personality (ptdma, ae4dma); test names carry
+# it (dcbm_submit_...), except in the default mode. The modes checks, the
+# slow tx_submit() case and a terminate_all() that fails run in the default
+# mode. Out-of-order completions need a device that says it completes so
+# (swdma unordered=1, loaded in the issue, submit and irq modes); in sync
+# mode, where every descriptor completes inside tx_submit(), nothing can be
+# late or reordered, so those phases are left out.
+MODE=${1:-issue}
 P=dcbm
-[ "$START" = issue ] || P=dcbm_$START
+[ "$MODE" = issue ] || P=dcbm_$MODE
+case $MODE in
+issue | submit | irq) START=$MODE SWDMA_ARGS="unordered=1" ;;
+sync) START=sync SWDMA_ARGS= ;;
+*) START=issue SWDMA_ARGS="personality=$MODE" ;;
+esac
 D=/sys/kernel/debug/dcbm
 S=/sys/kernel/debug/swdma
 DMA_API=/sys/kernel/debug/dma-api
@@ -50,7 +58,7 @@ grew() {
 # A 4 MiB move of 2M folios; the data must survive whatever the engine does.
 move_2m() { move_pages_test "$1" 2048 4096 "$2"; }
 
-if ! insmod /tests/swdma.ko nr_channels=4; then
+if ! insmod /tests/swdma.ko nr_channels=4 $SWDMA_ARGS; then
 	fail ${P}_load "insmod swdma failed"
 	exit 1
 fi
@@ -122,7 +130,7 @@ done
 check ${P}_no_leaked_mappings no_leaked_mappings
 echo 1 >$D/use_sg
 
-if [ "$START" = issue ]; then
+if [ "$MODE" = issue ]; then
 	# When the engine runs a descriptor, as real engines differ: from
 	# tx_submit() without waiting for issue_pending() (idxd), inside tx_submit()
 	# with the callback, and completed in hard-irq context. A descriptor can
@@ -174,7 +182,8 @@ check ${P}_fail_nth_consumed expect_file $S/fail_nth 0
 echo 1 >$D/use_sg
 check ${P}_fail_nth_no_leaked_mappings no_leaked_mappings
 
-if [ "$START" != sync ]; then
+case $SWDMA_ARGS in
+*unordered=1*)
 	# Newest descriptor first: one memcpy descriptor per segment, completed out
 	# of order, still copies everything.
 	echo 0 >$D/use_sg
@@ -186,7 +195,14 @@ if [ "$START" != sync ]; then
 	echo 0 >$S/reverse
 	echo 1 >$D/use_sg
 	check ${P}_out_of_order_happened grew $S/stats reversed "$reordered"
+	;;
+*)
+	# A device that completes in order may not be told to do otherwise.
+	check ${P}_in_order_only bad_write $S reverse 1 0
+	;;
+esac
 
+if [ "$START" != sync ]; then
 	# Completions later than dcbm waits: each batch is terminated and the CPU
 	# copies it; nothing of it may land afterwards (the bytes are checked).
 	# (An idle engine in submit mode finishes a channel's first descriptor
@@ -203,6 +219,32 @@ if [ "$START" != sync ]; then
 	check ${P}_timeout_counted grew $D/stats timeouts "$timeouts"
 	check ${P}_timeout_no_leaked_mappings no_leaked_mappings
 	move_2m ${P}_after_faults_2048k all
+fi
+
+if [ "$MODE" = issue ] || [ "$MODE" = ptdma ]; then
+	# A terminate_all() that fails, on an engine that would take a minute per
+	# descriptor: dcbm must terminate again (every timeout_ms) rather than wait
+	# for the engine; here the third second lets the terminate succeed. The
+	# move completes within seconds, by the CPU, with the data intact.
+	tf=$(stat $S/stats terminate_failures)
+	timeouts=$(stat $D/stats timeouts)
+	echo 200 >$D/timeout_ms
+	echo 60000 >$S/delay_ms
+	echo 1 >$S/terminate_fails
+	(sleep 3; echo 0 >$S/terminate_fails) &
+	t0=$(date +%s)
+	move_pages_test ${P}_terminate_fails_2048k 2048 4096 fallback
+	t1=$(date +%s)
+	wait
+	echo 0 >$S/delay_ms
+	echo 1000 >$D/timeout_ms
+	check ${P}_terminate_fails_bounded sh -c "[ $((t1 - t0)) -le 20 ] || { echo 'the move took $((t1 - t0)) s'; exit 1; }"
+	check ${P}_terminate_fails_retried sh -c "
+		n=\$(awk '\$1 == \"terminate_failures\" { print \$2 }' $S/stats)
+		[ \$((n - $tf)) -ge 2 ] || { echo \"terminate failed \$((n - $tf)) times, want at least 2\"; exit 1; }"
+	check ${P}_terminate_fails_timeout_counted grew $D/stats timeouts "$timeouts"
+	check ${P}_terminate_fails_no_leaked_mappings no_leaked_mappings
+	move_2m ${P}_after_terminate_fails_2048k all
 fi
 
 # Bad writes fail and change nothing.

@@ -152,3 +152,19 @@ flip_under_load() {
 	[ "$copied" -gt 0 ] || { echo "no folio copied through the flipping migrators"; return 1; }
 }
 check offload_flip_under_load flip_under_load
+
+# A module that goes away with its migrator registered, as one that leaked
+# its registration would: the core unregisters it (with an error message)
+# before the module's code is freed, and the next batches stay on the CPU.
+# Without that, the next migration would call into freed module text.
+leaked_registration() {
+	dmesg -c >/dev/null
+	insmod /tests/$MOD.ko leak=1 || { echo "insmod leak=1 failed"; return 1; }
+	move_pages_test offload_leak_before_4k 4 4096 all || { rmmod $MOD; return 1; }
+	rmmod $MOD || { echo "rmmod failed"; return 1; }
+	expect_file $CTL/migrator none || return 1
+	dmesg | grep -q "migrator test still registered as module $MOD goes away: unregistering it" ||
+		{ echo "no message about the leaked registration"; dmesg | tail -3; return 1; }
+	move_pages_test offload_leak_after_4k 4 4096 none
+}
+check offload_leaked_registration leaked_registration

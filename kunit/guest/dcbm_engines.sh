@@ -1,0 +1,48 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# dcbm on the DMA engines it must not use: swdma behaving as a provider
+# that reports failed copies as successful ones (PTDMA and AE4DMA up to
+# 7.3, and any provider that passes no result: report_errors=0), one that
+# cannot terminate transfers (I/OAT: no device_terminate_all), and ones
+# that can be unplugged while their channels are held (DSA and I/OAT:
+# device_release). dcbm must refuse to load, and say which property the
+# engine lacks. A dcbm that took such an engine would hand processes wrong
+# bytes (a failure taken for a copy), wait without a bound for a batch past
+# its timeout, or use a channel freed under it.
+#
+#   dcbm_engines.sh
+P=dcbm_engines
+CTL=/sys/kernel/mm/migrate_offload
+. /tests/testlib.sh
+
+# refused SWDMA_ARGS WHY: with swdma loaded with SWDMA_ARGS, dcbm does not
+# load, and the kernel log says WHY.
+refused() {
+	insmod /tests/swdma.ko nr_channels=2 $1 || { echo "insmod swdma $1 failed"; return 1; }
+	dmesg -c >/dev/null
+	if insmod /tests/dcbm.ko 2>/dev/null; then
+		echo "dcbm loaded over swdma $1"
+		rmmod dcbm
+		rmmod swdma
+		return 1
+	fi
+	log=$(dmesg)
+	rmmod swdma || { echo "rmmod swdma failed"; return 1; }
+	expect_file $CTL/migrator none || return 1
+	echo "$log" | grep -q "dcbm cannot use this DMA engine: it $2" ||
+		{ echo "no message that the engine $2:"; echo "$log" | tail -5; return 1; }
+	echo "$log" | grep -q "no DMA memcpy channel dcbm can use" ||
+		{ echo "no load error:"; echo "$log" | tail -5; return 1; }
+}
+
+check ${P}_silent_ptdma refused "personality=ptdma report_errors=0" \
+	"does not report failed copies (no DMA_COMPLETION_RESULT)"
+check ${P}_silent_ae4dma refused "personality=ae4dma report_errors=0" \
+	"does not report failed copies (no DMA_COMPLETION_RESULT)"
+check ${P}_silent_generic refused "report_errors=0" \
+	"does not report failed copies (no DMA_COMPLETION_RESULT)"
+check ${P}_ioat refused "personality=ioat" \
+	"cannot terminate transfers"
+check ${P}_idxd refused "personality=idxd" \
+	"can be unplugged while its channels are held (device_release)"
