@@ -204,8 +204,13 @@ dcbm_engines() {
 		fi
 		set_knob $SW/fail_every 0
 		for start in submit sync irq; do
+			before="$(dcbm_counts) $(stat $DCBM/stats busy)"
 			swdma_start $start &&
 				guest_run tier_test "tier_dcbm_${start}_demote_4k" demote 4 65536 offload
+			# For the record, if a batch fell back: dcbm's failures,
+			# timeouts, batches that must not block, and busy.
+			echo "tier_dcbm_${start}_demote_4k: dcbm before: $before," \
+				"after: $(dcbm_counts) $(stat $DCBM/stats busy)"
 		done
 		swdma_start issue
 	fi
