@@ -30,7 +30,7 @@ refused() {
 	log=$(dmesg)
 	rmmod swdma || { echo "rmmod swdma failed"; return 1; }
 	expect_file $CTL/migrator none || return 1
-	echo "$log" | grep -q "dcbm cannot use this DMA engine: it $2" ||
+	echo "$log" | grep -q "dcbm: cannot use DMA engine dma[0-9]*: it $2" ||
 		{ echo "no message that the engine $2:"; echo "$log" | tail -5; return 1; }
 	echo "$log" | grep -q "no DMA memcpy channel dcbm can use" ||
 		{ echo "no load error:"; echo "$log" | tail -5; return 1; }
