@@ -41,8 +41,12 @@
  * offloaded, the migrator copied at least every folio that moved and the
  * CPU none of them after it), "fallback" (batches offloaded, the migrator
  * failed them all and the CPU copied at least every folio that moved) or
- * "some" (batches offloaded, the migrator may decline or fail some: the
- * storm, where batches contend).
+ * "declined" (batches offloaded, and every folio that moved was copied by
+ * the migrator or, where it declined or gave up on a batch, by the CPU
+ * after it: dcbm, which declines a batch while another reclaimer's batch
+ * holds its channels, and gives up on a batch that must not block after
+ * 10 ms) or "some" (batches offloaded, the migrator may decline or fail
+ * some: the storm, where batches contend).
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -124,6 +128,12 @@ static void check_offload(const char *expect, const struct counters *a,
 		if (fallback < moved_folios)
 			fail("the CPU copied %lu folios after the migrator, but %lu of the test's moved",
 			     fallback, moved_folios);
+	} else if (!strcmp(expect, "declined")) {
+		if (!batch || !copied)
+			fail("%lu batches offloaded, %lu folios copied: want some", batch, copied);
+		if (copied + fallback < moved_folios)
+			fail("the migrator and the CPU after it copied %lu folios, but %lu of the test's moved",
+			     copied + fallback, moved_folios);
 	} else if (!strcmp(expect, "some")) {
 		if (!batch || !copied)
 			fail("%lu batches offloaded, %lu folios copied: want some", batch, copied);
