@@ -39,7 +39,7 @@ load_bad() {
 		# A mark in the log: what follows it is this insmod's (the
 		# ring buffer may be full, so lines cannot be counted).
 		mark="badinput: insmod $mod $param=$v"
-		echo "$mark" >/dev/kmsg
+		log_mark "$mark"
 		if insmod "/tests/$mod.ko" "$param=$v" 2>/dev/null; then
 			fail "$n" "insmod $mod $param=$v succeeded"
 			echo 0 >"$(registered "$mod")" 2>/dev/null
@@ -54,7 +54,7 @@ load_bad() {
 			fail "$n" "migrator '$(cat $CTL/migrator)' registered after $param=$v"
 			return
 		fi
-		after=$(dmesg | awk -v m="$mark" 'index($0, m) { n = NR } { l[NR] = $0 } END { for (i = n + 1; i <= NR; i++) print l[i] }')
+		after=$(log_since "$mark")
 		if ! echo "$after" | grep -q "$param"; then
 			fail "$n" "no kernel message names $param after $param=$v: $(echo "$after" | tr '\n' '|')"
 			return

@@ -20,14 +20,14 @@ CTL=/sys/kernel/mm/migrate_offload
 # load, and the kernel log says WHY.
 refused() {
 	insmod /tests/swdma.ko nr_channels=2 $1 || { echo "insmod swdma $1 failed"; return 1; }
-	dmesg -c >/dev/null
+	log_mark "dcbm_engines: swdma $1"
 	if insmod /tests/dcbm.ko 2>/dev/null; then
 		echo "dcbm loaded over swdma $1"
 		rmmod dcbm
 		rmmod swdma
 		return 1
 	fi
-	log=$(dmesg)
+	log=$(log_since "dcbm_engines: swdma $1")
 	rmmod swdma || { echo "rmmod swdma failed"; return 1; }
 	expect_file $CTL/migrator none || return 1
 	echo "$log" | grep -q "dcbm: cannot use DMA engine dma[0-9]*: it $2" ||

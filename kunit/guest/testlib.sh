@@ -25,6 +25,14 @@ check() {
 	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tr '\n' ' ')"; fi
 }
 
+# log_mark TEXT: write TEXT into the kernel log; log_since TEXT: the kernel
+# log after the last line holding TEXT (the ring buffer may be full, so
+# lines cannot be counted; nothing is cleared).
+log_mark() { echo "$1" >/dev/kmsg; }
+log_since() {
+	dmesg | awk -v m="$1" 'index($0, m) { n = NR } { l[NR] = $0 } END { for (i = n + 1; i <= NR; i++) print l[i] }'
+}
+
 expect_file() {
 	[ "$(cat "$1")" = "$2" ] || { echo "$1 is '$(cat "$1")', want '$2'"; return 1; }
 }
