@@ -3,7 +3,8 @@
 #
 # Memory pressure (pressure_test): migrations to a nearly full node, for
 # 4K, 64K and 2M folios, with the batch copy of the core and with each
-# migrator registered (copying every batch).
+# migrator registered (copying every batch). With an argument (serial, test,
+# dcbm or mtcopy), only that copy path.
 TEST_PREFIX=pressure
 . /tests/testlib.sh
 
@@ -13,8 +14,10 @@ run() {
 	done
 }
 
-run serial
+only=${1:-}
+[ -n "$only" ] && [ "$only" != serial ] || run serial
 for mig in test dcbm mtcopy; do
+	[ -z "$only" ] || [ "$only" = $mig ] || continue
 	if migrator_load $mig; then
 		run $mig copied
 		migrator_unload $mig

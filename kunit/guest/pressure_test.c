@@ -15,7 +15,8 @@
  * (nr_isolated_anon), and pgmigrate_fail must have grown. The child goes
  * away and the same memory is moved again: now all of it must arrive, every
  * byte intact - no page is left locked or unmovable by the failures - and
- * node 1's free memory must come back once everything is freed.
+ * node 1's free memory must come back once everything is freed (measured
+ * with the kernel's caches of freed memory emptied: see settle()).
  *
  * With OFFLOAD ("copied"), the registered migrator must have copied folios
  * in this run.
@@ -158,6 +159,34 @@ static long move_all(char *buf, size_t len, size_t step)
 	return ret;
 }
 
+/*
+ * Empties what the kernel keeps of freed memory for reuse, so that node 1's
+ * free memory shows what is allocated: every slab cache is shrunk (its
+ * empty slabs freed, with what the per-CPU lists hold; on a KASAN kernel,
+ * kmem_cache_shrink() first releases the freed objects of the cache that
+ * the quarantine holds back, which alone can be megabytes after the
+ * migrations of this test); then a pause for what RCU frees after a grace
+ * period (page tables, slab objects).
+ */
+static void settle(void)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d = opendir("/sys/kernel/slab");
+
+	if (!d)
+		fail("open /sys/kernel/slab: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", e->d_name);
+		/* Aliases of one cache shrink it again: harmless. */
+		try_write_file(path, "1");
+	}
+	closedir(d);
+	usleep(200 * 1000);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long free_before, free_after, on0, on1, fails, copied, isolated;
@@ -183,6 +212,7 @@ int main(int argc, char **argv)
 	if (madvise(buf, total, MADV_DONTFORK))
 		fail("madvise(MADV_DONTFORK): %s", strerror(errno));
 	fill_on_node(buf, total, 0);
+	settle();
 	free_before = node1_free(1, NULL);
 	write_file("/proc/sys/vm/stat_refresh", "1");
 	isolated = vmstat("nr_isolated_anon");
@@ -235,11 +265,25 @@ int main(int argc, char **argv)
 		fail("the migrator copied nothing");
 
 	munmap(buf, total);
-	/* Page tables and slab come and go: allow 8 MiB. */
+	/*
+	 * What is still in use comes and goes (page tables, slab of other
+	 * tasks): allow 8 MiB, and give freeing a few tries to finish.
+	 */
 	free_after = node1_free(1, NULL);
-	if (free_after + (8UL << 20) < free_before)
-		fail("node 1 has %lu KiB free after freeing everything, %lu KiB before",
-		     free_after >> 10, free_before >> 10);
+	for (int i = 0;; i++) {
+		unsigned long unsettled = free_after;
+
+		settle();
+		free_after = node1_free(1, NULL);
+		if (!i)
+			printf("%s: node 1 free: %lu KiB before, %lu KiB after freeing everything, %lu KiB with the caches emptied\n",
+			       name, free_before >> 10, unsettled >> 10, free_after >> 10);
+		if (free_after + (8UL << 20) >= free_before)
+			break;
+		if (i == 4)
+			fail("node 1 has %lu KiB free after freeing everything, %lu KiB before",
+			     free_after >> 10, free_before >> 10);
+	}
 	printf("GUEST-TEST: PASS %s\n", name);
 	return 0;
 }
