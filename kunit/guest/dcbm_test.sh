@@ -11,15 +11,18 @@
 # are counted. The same moves with the engine starting descriptors at
 # tx_submit(), completing them inside it, or completing them in hard-irq
 # context (swdma's "start"), or with swdma behaving as AMD's PTDMA or AE4DMA
-# does (its "personality"). After every phase no DMA mapping of swdma's
+# does (its "personality"), or as Intel's DSA (idxd: unordered, unpluggable
+# while its channels are held). After every phase no DMA mapping of swdma's
 # device is left (DMA API debugging) and none was misused (its error count
-# stays 0). Then bad control writes, and unloading both modules while
-# another process migrates.
+# stays 0). Then bad control writes, unbinding the engine's driver while
+# another process migrates (dcbm gives its channels back, and takes new ones
+# once the driver is bound again), and unloading both modules while another
+# process migrates.
 #
 #   dcbm_test.sh [MODE]
 #
 # MODE is swdma's "start" mode for the whole run (issue, the default,
-# submit, sync or irq), or a personality (ptdma, ae4dma); test names carry
+# submit, sync or irq), or a personality (ptdma, ae4dma, idxd); test names carry
 # it (dcbm_submit_...), except in the default mode. The modes checks, the
 # slow tx_submit() case and a terminate_all() that fails run in the default
 # mode. Out-of-order completions need a device that says it completes so
@@ -183,7 +186,7 @@ echo 1 >$D/use_sg
 check ${P}_fail_nth_no_leaked_mappings no_leaked_mappings
 
 case $SWDMA_ARGS in
-*unordered=1*)
+*unordered=1* | *personality=idxd*)
 	# Newest descriptor first: one memcpy descriptor per segment, completed out
 	# of order, still copies everything.
 	echo 0 >$D/use_sg
@@ -258,11 +261,65 @@ check ${P}_bad_use_sg bad_write $D use_sg 2 1
 check ${P}_timeout_default expect_file $D/timeout_ms 1000
 check ${P}_bad_timeout_zero bad_write $D timeout_ms 0 1000
 check ${P}_bad_timeout_overflow bad_write $D timeout_ms 4294967296 1000
+check ${P}_bad_timeout_above_cap bad_write $D timeout_ms 10001 1000
 check ${P}_bad_registered bad_write $D registered yes 1
 
 # More channels than the engine has: dcbm holds what it can get.
 echo 8 >$D/nr_dma_chan
 check ${P}_channels_capped expect_file $D/nr_dma_chan 4
+
+# The engine's driver unbound while another process migrates, every
+# descriptor held back 300 ms so that a batch is on the channels: the core
+# asks dcbm for its channels back before the engine stops; dcbm gives each
+# back once the batch using it is done (no batch times out: none is cut off
+# by the engine going away), and then declines batches (the CPU copies
+# them, counted as nochannel); asking for channels then fails (ENODEV);
+# nothing stays mapped, no warning (a channel kept past its provider).
+# Bound again, dcbm takes channels when asked, and copies again.
+SWDRV=/sys/bus/platform/drivers/swdma
+unbind_under_load() {
+	revoked=$(stat $D/stats revoked)
+	timeouts=$(stat $D/stats timeouts)
+	echo 300 >$S/delay_ms
+	loop_start ${P}_unbind_loop
+	sleep 2
+	t0=$(date +%s)
+	echo swdma >$SWDRV/unbind || { echo "unbind failed"; loop_abort; return 1; }
+	t1=$(date +%s)
+	echo "unbind took $((t1 - t0)) s"
+	[ $((t1 - t0)) -le 10 ] || { echo "the unbind took $((t1 - t0)) s"; loop_abort; return 1; }
+	expect_file $D/nr_dma_chan 0 || { loop_abort; return 1; }
+	n=$(stat $D/stats revoked)
+	[ $((n - revoked)) -eq 4 ] || { echo "dcbm gave back $((n - revoked)) channels, want 4"; loop_abort; return 1; }
+	n=$(stat $D/stats timeouts)
+	[ "$n" -eq "$timeouts" ] || { echo "$((n - timeouts)) batches timed out during the unbind"; loop_abort; return 1; }
+	nochannel=$(stat $D/stats nochannel)
+	sleep 2
+	loop_stop || return 1
+	grew $D/stats nochannel "$nochannel" || return 1
+	no_leaked_mappings
+}
+# No warning from the core (a client that kept a channel) since the unbind.
+unbind_quiet() {
+	! log_since "$P: unbind" | grep -E 'WARNING|BUG|still waiting|hold a reference'
+}
+# Personalities without device_release cannot be unbound (a client that
+# did not ask to be told would keep freed channels).
+if [ "$MODE" = issue ]; then
+	check ${P}_not_unbindable sh -c "[ ! -e $SWDRV/unbind ] || { echo 'swdma can be unbound'; exit 1; }"
+fi
+if [ "$MODE" = idxd ]; then
+	log_mark "$P: unbind"
+	check ${P}_unbind_under_load unbind_under_load
+	move_pages_test ${P}_unbound_2048k 2048 "$TOTAL_KB" fallback
+	check ${P}_unbound_no_channel bad_write $D nr_dma_chan 4 0
+	check ${P}_unbind_quiet unbind_quiet
+	echo swdma >$SWDRV/bind
+	echo "$START" >$S/start
+	echo 4 >$D/nr_dma_chan
+	check ${P}_rebound_channels expect_file $D/nr_dma_chan 4
+	move_2m ${P}_rebound_2048k all
+fi
 
 # Unloading while another process migrates: the engine cannot go while dcbm
 # holds its channels; dcbm goes at once (unloading unregisters it, after the
