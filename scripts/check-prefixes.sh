@@ -9,6 +9,10 @@
 # Hidden symbols that only later patches select (FORCE) get a temporary
 # prompt and are turned on, so that their code is compiled in every prefix
 # that has it.
+# The Rust doctests are left out of the prefixes (regenerating and compiling
+# them at each of the Rust patches took most of this check's time): the
+# test kernel builds and runs them at the end of the series, and 'make
+# bisect-check' builds them in every prefix.
 # Objects under another architecture's arch/ directory are compiled for that
 # architecture (its defconfig with FORCE on, clang cross-compiling) at the
 # patch that touches them and at the end of the series: the test config is
@@ -56,6 +60,8 @@ while read -r c; do
 	subject=$(git -C "$SRC" log -1 --format=%s)
 	force_prompts "$SRC"
 	force_config "$KUNIT_BUILD/.config" "$OUT/.config"
+	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$OUT/.config"
+	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$OUT/.config"
 	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 		olddefconfig >/dev/null 2>&1
 	# rust/helpers/*.c are not objects of their own: helpers.c includes
