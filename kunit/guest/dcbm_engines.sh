@@ -44,3 +44,20 @@ check ${P}_silent_generic refused "report_errors=0" \
 	"does not report failed copies (no DMA_COMPLETION_RESULT)"
 check ${P}_ioat refused "personality=ioat" \
 	"cannot terminate transfers"
+# An engine that needs copies aligned past a page (dcbm copies pages).
+check ${P}_copy_align refused "copy_align=13" \
+	"needs copies aligned past a page"
+
+# One that needs page-aligned copies (swdma then refuses any other) is
+# used, and copies every folio.
+if insmod /tests/swdma.ko nr_channels=2 copy_align=12; then
+	if insmod /tests/dcbm.ko min_batch_bytes=0; then
+		move_pages_test ${P}_copy_align_page_64k 64 4096 all
+		rmmod dcbm || fail ${P}_copy_align_page_unload "rmmod dcbm failed"
+	else
+		fail ${P}_copy_align_page_load "dcbm refused an engine with page-aligned copies"
+	fi
+	rmmod swdma || fail ${P}_copy_align_page_unload_swdma "rmmod swdma failed"
+else
+	fail ${P}_copy_align_page_swdma "insmod swdma copy_align=12 failed"
+fi

@@ -299,6 +299,30 @@ unbind_under_load() {
 	grew $D/stats nochannel "$nochannel" || return 1
 	no_leaked_mappings
 }
+# The engine's driver unbound while a batch is past its timeout and the
+# engine refuses to terminate (terminate_fails), its descriptors held 6 s:
+# dcbm keeps terminating every timeout_ms and the unbind waits for it - the
+# engine is not stopped, nor the channel freed, under a transfer that may
+# still write - until the descriptors complete; then the batch goes to the
+# CPU (bytes compared by move_pages_test) and the unbind ends, within 20 s,
+# nothing left mapped.
+unbind_terminate_fails() {
+	echo 200 >$D/timeout_ms
+	echo 6000 >$S/delay_ms
+	echo 1 >$S/terminate_fails
+	move_pages_test ${P}_unbind_terminate_fails_2048k 2048 4096 fallback &
+	mover=$!
+	sleep 1
+	t0=$(date +%s)
+	echo swdma >$SWDRV/unbind || { echo "unbind failed"; wait $mover; return 1; }
+	t1=$(date +%s)
+	wait $mover || { echo "the move failed"; return 1; }
+	echo "unbind took $((t1 - t0)) s"
+	[ $((t1 - t0)) -ge 3 ] || { echo "the unbind took $((t1 - t0)) s: it did not wait for the batch"; return 1; }
+	[ $((t1 - t0)) -le 20 ] || { echo "the unbind took $((t1 - t0)) s"; return 1; }
+	expect_file $D/nr_dma_chan 0 || return 1
+	no_leaked_mappings
+}
 # No warning from the core (a client that kept a channel) since the unbind.
 unbind_quiet() {
 	! log_since "$P: unbind" | grep -E 'WARNING|BUG|still waiting|hold a reference'
@@ -319,6 +343,16 @@ if [ "$MODE" = idxd ]; then
 	echo 4 >$D/nr_dma_chan
 	check ${P}_rebound_channels expect_file $D/nr_dma_chan 4
 	move_2m ${P}_rebound_2048k all
+	log_mark "$P: unbind during terminate"
+	check ${P}_unbind_terminate_fails unbind_terminate_fails
+	check ${P}_unbind_terminate_fails_quiet sh -c "
+		! log_since '$P: unbind during terminate' | grep -E 'WARNING|BUG|hold a reference'"
+	# A device bound again starts with no fault injected.
+	echo 1000 >$D/timeout_ms
+	echo swdma >$SWDRV/bind
+	echo "$START" >$S/start
+	echo 4 >$D/nr_dma_chan
+	move_2m ${P}_rebound_again_2048k all
 fi
 
 # Unloading while another process migrates: the engine cannot go while dcbm

@@ -95,13 +95,18 @@ int main(int argc, char **argv)
 	char stat_path[256];
 	size_t folio_size, len;
 	void **addrs;
-	int *nodes, *status;
+	int *nodes, *status, from = 0, to = 1;
 	char *buf;
 
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback|mixed]\n",
+	if (argc < 4 || argc > 6 || (argc == 6 && strcmp(argv[5], "1to0"))) {
+		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback|mixed [1to0]]\n",
 			argv[0]);
 		return 2;
+	}
+	/* From node 0 to node 1, or the other way. */
+	if (argc == 6) {
+		from = 1;
+		to = 0;
 	}
 	name = argv[1];
 	folio_size = strtoul(argv[2], NULL, 0) << 10;
@@ -120,8 +125,8 @@ int main(int argc, char **argv)
 		faults = read_ulong(stat_path);
 
 	buf = map_aligned(len, folio_size);
-	fill_on_node(buf, len, 0);
-	check_nodes(buf, len, 0, "before");
+	fill_on_node(buf, len, from);
+	check_nodes(buf, len, from, "before");
 	if (folio_size > (size_t)page_size) {
 		faults = read_ulong(stat_path) - faults;
 		if (faults != nr_folios)
@@ -136,31 +141,31 @@ int main(int argc, char **argv)
 		fail("out of memory");
 	for (i = 0; i < nr_folios; i++) {
 		addrs[i] = buf + i * folio_size;
-		nodes[i] = 1;
+		nodes[i] = to;
 	}
 
-	if (argc == 5)
+	if (argc >= 5)
 		offload_snapshot(&before);
 	success = vmstat("pgmigrate_success");
 	thp_success = vmstat("thp_migration_success");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (move_pages(nr_folios, addrs, nodes, status, MPOL_MF_MOVE))
-		fail("move_pages(to node 1): %s", strerror(errno));
+		fail("move_pages(to node %d): %s", to, strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	for (i = 0; i < nr_folios; i++)
-		if (status[i] != 1)
+		if (status[i] != to)
 			fail("folio %lu: status %d after the move", i, status[i]);
 	success = vmstat("pgmigrate_success") - success;
 	thp_success = vmstat("thp_migration_success") - thp_success;
 
-	check_nodes(buf, len, 1, "after");
+	check_nodes(buf, len, to, "after");
 	check_bytes(buf, 0, len, "after");
 	if (success != nr_pages)
 		fail("pgmigrate_success grew by %lu, want %lu", success, nr_pages);
 	if (thp_success != pmd_folios)
 		fail("thp_migration_success grew by %lu, want %lu", thp_success,
 		     pmd_folios);
-	if (argc == 5)
+	if (argc >= 5)
 		check_offload(argv[4], &before, nr_folios);
 
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
