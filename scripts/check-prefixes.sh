@@ -50,9 +50,15 @@ check_arch() {
 	say "prefix $2: arch/$a objects compiled (${aobjs[*]})"
 }
 
+# touches_rust COMMIT: COMMIT changes Rust code (rust/ or a .rs file).
+touches_rust() {
+	git -C "$LINUX_DIR" diff --name-only "$1~1" "$1" | grep -q '^rust/\|\.rs$'
+}
+
 last=$(git -C "$LINUX_DIR" rev-parse HEAD)
+mapfile -t commits < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)
 bad=0 n=0
-while read -r c; do
+for c in "${commits[@]}"; do
 	n=$((n + 1))
 	# PREFIX_START=N: begin at the N-th patch (to re-check the end quickly).
 	[ "$n" -ge "${PREFIX_START:-1}" ] || continue
@@ -78,9 +84,14 @@ while read -r c; do
 		printf 'prefix %d (%s) does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
 		bad=1
 	fi
-	# A patch that touches Rust: the kernel crate and every Rust driver
-	# directory of the series so far compile without warnings.
-	if git -C "$SRC" diff --name-only HEAD~1 HEAD | grep -q '^rust/\|\.rs$'; then
+	# A patch that touches Rust, at the end of a run of such patches (the
+	# next one does not, or this is the last): the kernel crate and every
+	# Rust driver directory of the series so far compile without warnings.
+	# Within a run only its last prefix is built, to keep make check in
+	# CI's time (a build of the kernel crate takes minutes); make
+	# bisect-check builds every prefix whole.
+	if touches_rust "$c" &&
+	   { [ "$c" = "$last" ] || ! touches_rust "${commits[$n]}"; }; then
 		mapfile -t rdirs < <(git -C "$SRC" diff --name-only base HEAD -- '*.rs' |
 			grep -v '^rust/' | xargs -r -n1 dirname | sort -u | sed 's|$|/|')
 		if ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
@@ -98,6 +109,6 @@ while read -r c; do
 		check_arch "$a" "$n" "$subject" || bad=1
 	done
 	git -C "$SRC" checkout -q -- .
-done < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)
+done
 say "prefixes: $n checked"
 exit $bad
