@@ -19,7 +19,8 @@ set -euo pipefail
 GUEST_DIR=$LOG_DIR/guest
 # tools/testing/selftests/mm programs run in the guest
 # (kunit/guest/mm_selftests.sh).
-MM_SELFTESTS=(migration rmap mkdirty cow split_huge_page_test)
+MM_SELFTESTS=(migration rmap mkdirty cow split_huge_page_test soft-dirty
+	migration_mthp migration_hugetlb migration_pagemap migration_bdev)
 # The debug kernel runs several times slower under TCG (its pressure tests
 # alone take ~16 min, the whole guest list more than 45 min).
 if [ "${TEST_DEBUG:-0}" = 1 ]; then
@@ -113,24 +114,27 @@ build_initramfs() {
 	# (Static libnuma makes the linker warn about getaddrinfo, which the
 	# tests never reach: keep that in a log.)
 	for prog in "${MM_SELFTESTS[@]}"; do
-		gcc -static -O2 -isystem "$KUNIT_BUILD/usr/include" -I"$st/.." -I"$GUEST_DIR" \
+		gcc -static -O2 -D_GNU_SOURCE= -isystem "$KUNIT_BUILD/usr/include" -I"$st/.." -I"$GUEST_DIR" \
 			-o "$root/tests/mm_$prog" "$st/$prog.c" "$st/vm_util.c" \
 			"$st/hugepage_settings.c" -lnuma -lpthread \
 			>>"$GUEST_DIR/selftests-build.log" 2>&1 ||
 			die "building selftests/mm/$prog failed ($(logname "$GUEST_DIR")/selftests-build.log)"
 	done
+	install -m 0755 "$st/migrate_offload_sysfs.sh" "$root/tests/"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$GUEST_DIR/initramfs.cpio"
 }
 
 # run_guest NAME LIST [QEMU_ARGS_FILE]: boot the initramfs with guest.list=LIST
-# (a file of kunit/guest/) and count its GUEST-TEST lines.
+# (a file of kunit/guest/) and count its GUEST-TEST lines. A list line
+# "# cmdline: PARAMS" adds PARAMS to the kernel command line of its boot.
 run_guest() {
-	local name=$1 list=$2 log=$LOG_DIR/guest-$1.log line
+	local name=$1 list=$2 log=$LOG_DIR/guest-$1.log line extra
+	extra=$(sed -n 's/^# cmdline: //p' "$TOP/kunit/guest/$list" | tr '\n' ' ')
 	say "guest: booting for the $name tests of kunit/guest/$list (log: ${log#"$TOP"/})"
 	# NUMA balancing (on by default on a NUMA machine) would move the
 	# tests' pages back towards their CPUs' node behind their checks: off;
 	# the tiered tests turn it on where they test it.
-	QEMU_ARGS=${3:-} boot "$log" "kunit.enable=0 loglevel=4 guest.list=$list numa_balancing=disable" \
+	QEMU_ARGS=${3:-} boot "$log" "kunit.enable=0 loglevel=4 guest.list=$list numa_balancing=disable $extra" \
 		-initrd "$GUEST_DIR/initramfs.cpio"
 	while read -r line; do
 		case "$line" in

@@ -1,14 +1,14 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# The page cache of a block device (brd's /dev/ram0: def_blk_aops, buffer
-# heads, buffer_migrate_folio_norefs()) moved from node 0 to node 1 while
-# another process keeps writing to it (bdev_migrate_test, B2 of the v1
-# review): no write may be lost, and no folio with buffer heads may be
-# copied by a migrator, only by the core after the callback's buffer
-# checks. Run with no migrator, then with the test migrator, which must
-# first be shown to copy anonymous folios (so that "copied nothing" means
-# something). NUMA balancing and proactive compaction are off meanwhile:
+# The series' selftest migration_bdev (tools/testing/selftests/mm) on brd's
+# /dev/ram0, as run_vmtests.sh runs it: the page cache of a block device
+# (def_blk_aops, buffer heads, buffer_migrate_folio_norefs()) moved between
+# the nodes, idle and while another process keeps writing to it (B2 of the
+# v1 review): no write may be lost, and no folio with buffer heads may be
+# copied by a migrator. Run with no migrator, then with the test migrator,
+# which the test first sees copying anonymous folios (so that "copied
+# nothing" means something). NUMA balancing and proactive compaction are off meanwhile:
 # neither may move the pages or count migrations under the test.
 TEST_PREFIX=bdev_migrate
 . /tests/testlib.sh
@@ -33,10 +33,9 @@ proactive=$(cat $PROACTIVE 2>/dev/null)
 [ -z "$proactive" ] || echo 0 >$PROACTIVE
 
 if [ -b $DEV ]; then
-	guest_run bdev_migrate_test bdev_migrate_no_migrator $DEV none
+	kselftest.sh mm_migration_bdev mm_migration_bdev $DEV
 	if migrator_load test; then
-		guest_run move_pages_test bdev_migrate_migrator_copies 4 4096 all
-		guest_run bdev_migrate_test bdev_migrate_test_migrator $DEV test
+		kselftest.sh mm_migration_bdev_test_migrator mm_migration_bdev $DEV
 		migrator_unload test
 	fi
 else

@@ -25,9 +25,14 @@ while read -r line; do
 	rest=${rest#ok }
 	number=${rest%% *}
 	rest=${rest#* }
-	# "fixture.case" of the harness, or a description: number it.
+	# "fixture.variant.case" of the harness (the fixture dropped, the
+	# variant kept), or a description: number it.
 	case_name=${rest%% #*}
-	case_name=$number-$(echo "${case_name##*.}" | tr -c 'A-Za-z0-9_.\n-' '_')
+	case "$case_name" in
+	*" "*) ;;
+	*.*) case_name=${case_name#*.} ;;
+	esac
+	case_name=$number-$(echo "$case_name" | tr -c 'A-Za-z0-9_.\n-' '_')
 	case "$line" in
 	*"# SKIP"*) echo "GUEST-TEST: SKIP $prefix.$case_name: ${line##*# SKIP}" ;;
 	"ok "*) echo "GUEST-TEST: PASS $prefix.$case_name" ;;

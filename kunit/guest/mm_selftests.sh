@@ -6,8 +6,8 @@
 # that migrate memory (migration, rmap) run with the core's batch copy, and
 # again with each migrator registered, which must then have copied folios
 # (of the migration test only the anonymous and anonymous THP cases: each
-# case migrates for 20 s); the THP, mTHP, COW and split ones (cow, mkdirty,
-# split_huge_page_test) run once: they do not migrate. The hugetlb cases of the migration test
+# case migrates for 20 s); the THP, mTHP, COW, soft-dirty and split ones (cow,
+# mkdirty, soft-dirty, split_huge_page_test) run once: they do not migrate. The hugetlb cases of the migration test
 # need free huge pages. cow skips its swap cases (the guest has no swap).
 TEST_PREFIX=mm_selftests
 . /tests/testlib.sh
@@ -42,6 +42,7 @@ done
 echo 0 >/proc/sys/vm/nr_hugepages
 
 kselftest.sh mm_mkdirty mm_mkdirty
+kselftest.sh mm_soft_dirty mm_soft-dirty
 kselftest.sh mm_cow mm_cow
 
 # split_huge_page_test splits THPs through debugfs to every order and
