@@ -120,7 +120,11 @@ build_initramfs() {
 			>>"$GUEST_DIR/selftests-build.log" 2>&1 ||
 			die "building selftests/mm/$prog failed ($(logname "$GUEST_DIR")/selftests-build.log)"
 	done
+	# The series' shell selftest, with the KTAP helpers it sources from
+	# ../kselftest, as in the selftests tree.
 	install -m 0755 "$st/migrate_offload_sysfs.sh" "$root/tests/"
+	mkdir -p "$root/kselftest"
+	install -m 0644 "$st/../kselftest/ktap_helpers.sh" "$root/kselftest/"
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$GUEST_DIR/initramfs.cpio"
 }
 
