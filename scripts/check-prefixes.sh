@@ -71,9 +71,11 @@ for c in "${commits[@]}"; do
 	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 		olddefconfig >/dev/null 2>&1
 	# rust/helpers/*.c are not objects of their own: helpers.c includes
-	# them, and the Rust step below compiles it.
+	# them, and the Rust step below compiles it. The selftests under
+	# tools/ are user-space programs, built by make test.
 	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' |
-		grep -v '^rust/helpers/' | grep -v '^arch/' | sed 's/\.c$/.o/')
+		grep -v '^rust/helpers/' | grep -v '^arch/' | grep -v '^tools/' |
+		sed 's/\.c$/.o/')
 	mapfile -t xobjs < <(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
 		grep '^arch/x86/' | sed 's/\.c$/.o/')
 	objs+=("${xobjs[@]}")
