@@ -8,7 +8,9 @@
 # registered: hugetlb folios do not go through the batch copy, and whatever
 # the series does with them, the bytes and the pool counts must come out as
 # vanilla Linux leaves them. The same for migration_mthp (mTHPs moved back
-# and forth stay whole), whose folios the test migrator then copies.
+# and forth stay whole), whose folios the test migrator then copies, and for
+# migrate_offload_sysfs.sh, whose effective_* checks then see a migrator
+# (the guest has no modprobe of the test migrator for it to load itself).
 TEST_PREFIX=hugetlb
 . /tests/testlib.sh
 
@@ -16,6 +18,7 @@ if migrator_load test; then
 	before=$(stat /proc/vmstat migrate_offload_folios_copied)
 	kselftest.sh mm_migration_hugetlb_test_migrator mm_migration_hugetlb
 	kselftest.sh mm_migration_mthp_test_migrator mm_migration_mthp
+	kselftest.sh mm_migrate_offload_sysfs_test_migrator migrate_offload_sysfs.sh
 	after=$(stat /proc/vmstat migrate_offload_folios_copied)
 	if [ "$after" -gt "$before" ]; then
 		pass mm_migration_mthp_test_migrator_offloaded
