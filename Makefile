@@ -2,7 +2,7 @@
 # Entry points of the project; the logic lives in scripts/.
 # LINUX=/path/to/kernel.git with 'make setup' applies the series to your tree.
 
-.PHONY: all setup build test test-debug bisect-check check export mbox bench clean
+.PHONY: all setup build test test-paths test-debug bisect-check check export mbox bench clean
 
 all: test
 
@@ -15,8 +15,15 @@ build:
 test:
 	@scripts/test.sh
 
+test-paths:
+	@TEST_PATHS=1 scripts/test.sh
+
 test-debug:
 	@TEST_DEBUG=1 scripts/test.sh
+
+# Upstream's mm CI (mm selftests, virtme-ng) on 7.3.4 and the series: hours.
+test-mmci:
+	@scripts/test-mmci.sh
 
 bisect-check:
 	@scripts/bisect-check.sh
@@ -34,4 +41,5 @@ bench:
 	@scripts/bench.sh
 
 clean:
-	rm -rf build/kunit build/debug build/debug-logs build/bisect build/check build/guest build/mbox build/bench build/base build/cargo
+	rm -rf build/kunit build/debug build/debug-logs build/bisect build/check build/guest build/mbox build/bench build/base build/cargo \
+		build/mmci build/mmci-base build/mmci-series build/mmci-src-base build/mmci-src-series

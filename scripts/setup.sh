@@ -14,7 +14,7 @@ set -euo pipefail
 DEB_PACKAGES=(clang-19 lld-19 llvm-19 libclang-19-dev ccache make gcc libc6-dev
 	      flex bison bc libelf-dev libssl-dev cpio kmod xz-utils perl
 	      python3 python3-venv busybox-static git fonts-dejavu-core
-	      libnuma-dev)
+	      libnuma-dev e2fsprogs)
 # qemu-system-x86 comes from the machine's backports suite, next to its qemu-utils.
 QEMU_PACKAGE=qemu-system-x86
 

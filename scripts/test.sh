@@ -11,6 +11,12 @@
 #      (list-selftests, four vCPUs) and the tiered-memory tests
 #      (list-tiered, on the CPU-less slow node of kunit/qemu-tiered.args);
 #   3. the unit tests of the benchmark in tools-bench/ (cargo test).
+# 'make test-paths' (TEST_PATHS=1) runs instead, on the same kernel, the
+# migration paths move_pages() does not take (kunit/guest/list-paths: memory
+# offline, long-term pinning, alloc_contig_range(), soft offline, KSM, swap
+# cache, shmem, ext4, device-private memory, races), with each migrator, on
+# the machine of kunit/qemu-paths.args; about 10 minutes, too long to join
+# 'make test' in CI's budget.
 # The last line is "N passed, N failed[, N skipped]"; the exit status is
 # non-zero on any failure. A run that does not complete counts as a failure.
 set -euo pipefail
@@ -20,7 +26,7 @@ GUEST_DIR=$LOG_DIR/guest
 # tools/testing/selftests/mm programs run in the guest
 # (kunit/guest/mm_selftests.sh).
 MM_SELFTESTS=(migration rmap mkdirty cow split_huge_page_test soft-dirty
-	migration_mthp migration_hugetlb migration_pagemap migration_bdev)
+	migration_mthp migration_hugetlb migration_pagemap migration_bdev hmm-tests)
 # The debug kernel runs several times slower under TCG (its pressure tests
 # alone take ~16 min, the whole guest list more than 45 min).
 if [ "${TEST_DEBUG:-0}" = 1 ]; then
@@ -114,12 +120,21 @@ build_initramfs() {
 	# (Static libnuma makes the linker warn about getaddrinfo, which the
 	# tests never reach: keep that in a log.)
 	for prog in "${MM_SELFTESTS[@]}"; do
-		gcc -static -O2 -D_GNU_SOURCE= -isystem "$KUNIT_BUILD/usr/include" -I"$st/.." -I"$GUEST_DIR" \
+		gcc -static -O2 -D_GNU_SOURCE= -isystem "$KUNIT_BUILD/usr/include" -I"$st/.." -I"$GUEST_DIR" -I"$LINUX_DIR" \
 			-o "$root/tests/mm_$prog" "$st/$prog.c" "$st/vm_util.c" \
 			"$st/hugepage_settings.c" -lnuma -lpthread \
 			>>"$GUEST_DIR/selftests-build.log" 2>&1 ||
 			die "building selftests/mm/$prog failed ($(logname "$GUEST_DIR")/selftests-build.log)"
 	done
+	# An empty ext4 file system for list-paths' ext4_migrate.sh, which
+	# writes it to a RAM disk.
+	rm -f "$GUEST_DIR/ext4_migrate.img"
+	truncate -s 128M "$GUEST_DIR/ext4_migrate.img"
+	PATH=$PATH:/usr/sbin:/sbin mkfs.ext4 -q -F -b 4096 "$GUEST_DIR/ext4_migrate.img"
+	gzip -c "$GUEST_DIR/ext4_migrate.img" >"$root/tests/ext4_migrate.img.gz"
+	# The mutants that list-paths' paths_failcheck.sh must see fail.
+	"$TOP/scripts/paths-mutants.sh" "$TOP/kunit/guest" "$GUEST_DIR/mutants"
+	install -m 0755 "$GUEST_DIR"/mutants/*_corrupt "$GUEST_DIR"/mutants/*_nomove "$root/tests/"
 	# The series' shell selftest, with the KTAP helpers it sources from
 	# ../kselftest, as in the selftests tree.
 	install -m 0755 "$st/migrate_offload_sysfs.sh" "$root/tests/"
@@ -177,7 +192,12 @@ run_bench_unit_tests() {
 [ -e "$LINUX_DIR/.git" ] || "$TOP/scripts/setup.sh"
 # NO_BUILD=1 (development): test the kernel as last built.
 [ "${NO_BUILD:-0}" = 1 ] || "$TOP/scripts/build.sh"
-if [ -n "${GUEST_LIST:-}" ]; then
+if [ "${TEST_PATHS:-0}" = 1 ]; then
+	say "guest: building the initramfs"
+	mkdir -p "$GUEST_DIR"
+	build_initramfs
+	run_guest paths list-paths "$TOP/kunit/qemu-paths.args"
+elif [ -n "${GUEST_LIST:-}" ]; then
 	# For development: one list of kunit/guest/ (GUEST_LIST=list-NAME),
 	# without KUnit, the selftests or the benchmark's unit tests.
 	mkdir -p "$GUEST_DIR"
@@ -185,6 +205,7 @@ if [ -n "${GUEST_LIST:-}" ]; then
 	case $GUEST_LIST in
 	list-tiered*) qemu_args=$TOP/kunit/qemu-tiered.args ;;
 	list-selftests*) qemu_args=$TOP/kunit/qemu-numa-4cpu.args ;;
+	list-paths*) qemu_args=$TOP/kunit/qemu-paths.args ;;
 	*) qemu_args= ;;
 	esac
 	run_guest "$GUEST_LIST" "$GUEST_LIST" "$qemu_args"

@@ -80,6 +80,25 @@ loop_abort() {
 	wait $loop
 }
 
+# brd_load SIZE_KB: load brd with one RAM disk of SIZE_KB, /dev/ram0, and
+# wait for it; on failure a FAIL line "$TEST_PREFIX_brd_load" (brd unloaded
+# again), status 1.
+brd_load() {
+	if ! insmod /tests/brd.ko rd_nr=1 rd_size="$1"; then
+		fail "${TEST_PREFIX}_brd_load" "insmod /tests/brd.ko rd_size=$1 failed (the test kernel has CONFIG_BLK_DEV_RAM=m)"
+		return 1
+	fi
+	_n=0
+	while [ ! -b /dev/ram0 ] && [ $_n -lt 50 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	[ -b /dev/ram0 ] && return 0
+	fail "${TEST_PREFIX}_brd_load" "brd loaded, but /dev/ram0 did not appear"
+	rmmod brd
+	return 1
+}
+
 # migrator_load NAME [PARAM=VALUE...]: load migrator NAME - test (the test
 # migrator), dcbm (over swdma, 2 channels) or mtcopy - offloading batches
 # of every size; on failure a FAIL line "$TEST_PREFIX_NAME_load", status 1.
