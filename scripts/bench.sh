@@ -116,7 +116,10 @@ BENCH_IDLE_PCT=${BENCH_IDLE_PCT:-10}
 # arguments, one per line, as QEMU_ARGS for scripts/lib.sh's qemu_machine
 # (qemu_boot's reader, as for make test), which leaves out blank lines and
 # lines starting with #.
-BENCH_MACHINE=$TOP/tools-bench/qemu-bench.args
+# BENCH_MACHINE=FILE boots the throughput and sweep lines on another
+# machine: tools-bench/qemu-bench-icount.args counts time in guest
+# instructions.
+BENCH_MACHINE=${BENCH_MACHINE:-$TOP/tools-bench/qemu-bench.args}
 BENCH_TIERED_MACHINE=$TOP/tools-bench/qemu-bench-tiered.args
 
 # The revision of linux/ a line of tools-bench/kernels names.

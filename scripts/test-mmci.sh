@@ -12,24 +12,36 @@
 #      option the .config lacks (build/mmci/config-check-*.txt).
 #   2. tools/testing/selftests/mm of each tree, as mm-ci builds it, against
 #      the kernel's headers, copied into an ext4 image.
-#   3. One virtme-ng boot (vng --disable-kvm) per configuration and suite:
-#      two NUMA nodes, a 2 GiB virtio swap disk, the ext4 image (read-only
-#      to the host: QEMU snapshot), tmpfs /tmp, four 1 GiB huge pages, ASLR
-#      off, then tools/testing/selftests/mm/ksft_SUITE.sh; the serial console
-#      (the whole kernel log) goes to out.log with the tests' output. A suite fails on
-#      a failing exit status, a timeout, or a kernel log with a splat.
-# Configurations (MMCI_CONFIGS, in this order by default):
+#   3. One virtme-ng boot (vng --disable-kvm) per configuration and suite,
+#      the guest as mm-ci's: 16 GiB in two NUMA nodes of 8 GiB, four 1 GiB
+#      huge pages (reserved on the command line: asked for at runtime, a
+#      TCG guest got 0 to 2 of them, a different number in each boot), a 2
+#      GiB virtio swap disk, the ext4 image (read-only to the host: QEMU
+#      snapshot), tmpfs /tmp, ASLR off; then
+#      tools/testing/selftests/mm/ksft_SUITE.sh; the serial console (the
+#      whole kernel log) goes to out.log with the tests' output. A suite
+#      fails on a failing exit status, a timeout, or a kernel log with a
+#      splat.
+# Configurations (MMCI_CONFIGS, in this order by default), all running
+# 7.3.4's selftests, so that a suite is the same tests on every kernel:
 #   base          Linux 7.3.4
 #   series        the series, no migrator
 #   series-test   the series, the test migrator (migrate_offload_test_migrator)
 #   series-mtcopy the series, mtcopy
 #   series-dcbm   the series, dcbm over the software DMA engine (swdma)
-# with every migration reason given to the migrator and min_batch_bytes 0.
+#   series-own    the series with its own selftests (the cases it adds to
+#                 migration and soft_dirty: its own tests, not a comparison)
+# The migrators get every migration reason and min_batch_bytes 0: more of
+# the suites' migrations go through them than the defaults would send (a
+# stress of the offload, not its default policy), and their copies run in
+# software on the guest's vCPUs: a TIMEOUT there is time, not evidence of
+# a regression, until a longer MMCI_TIMEOUT shows otherwise.
 # MMCI_SUITES: the suites (default: mm-ci's 30; the series' own
 # migrate_offload may be added, NA on 7.3.4). A (configuration, suite)
-# with a result in build/mmci/CONFIG/SUITE/ is not run again unless
+# with a result in build/mmci/CONFIG/SUITE/ from the same kernel, selftests
+# image and guest script (a stamp in the result) is not run again unless
 # MMCI_FORCE=1, so partial runs add up; build/mmci/results.md is written
-# from every result there. MMCI_TIMEOUT: seconds per suite (default 1800:
+# from every result there, a stale one marked as such. MMCI_TIMEOUT: seconds per suite (default 1800:
 # mm-ci's 300 s on KVM, TCG being 5-10 times slower, and the boot).
 # NO_BUILD=1: use the kernels and selftests as last built.
 set -euo pipefail
@@ -46,7 +58,8 @@ ALL_SUITES=(compaction madv_guard madv_populate mdwe mkdirty pfnmap process_madv
 EXTRA_SUITES=(migrate_offload)
 # mm-ci reports a failure of these but does not count it.
 FLAKY=" ksm ksm_numa "
-read -r -a CONFIGS <<<"${MMCI_CONFIGS:-base series series-test series-mtcopy series-dcbm}"
+ALL_CONFIGS=(base series series-test series-mtcopy series-dcbm series-own)
+read -r -a CONFIGS <<<"${MMCI_CONFIGS:-${ALL_CONFIGS[*]}}"
 read -r -a SUITES <<<"${MMCI_SUITES-${ALL_SUITES[*]}}"
 TIMEOUT=${MMCI_TIMEOUT:-1800}
 GUEST_LOCK=${GUEST_LOCK:-/tmp/ks/guest.lock}
@@ -199,7 +212,6 @@ guest_script() {
 disk() { local d; for d in /sys/block/vd*; do [ "\$(cat \$d/serial 2>/dev/null)" = "\$1" ] && echo /dev/\${d##*/}; done; }
 swap=\$(disk mmciswap)
 mkswap "\$swap" >/dev/null && swapon "\$swap" || echo "MMCI: no swap"
-echo 4 >/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null
 echo "MMCI: 1G hugepages: \$(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages 2>/dev/null || echo none)"
 echo 0 >/proc/sys/kernel/randomize_va_space
 mount "\$(disk mmcitests)" /mnt/st || exit 99
@@ -242,12 +254,33 @@ kernel_of() {
 	case $1 in base) echo base ;; *) echo series ;; esac
 }
 
+# selftests_of CONFIG: the tree whose selftests CONFIG runs.
+selftests_of() {
+	case $1 in series-own) echo series ;; *) echo base ;; esac
+}
+
+# stamp CONFIG SUITE: what a result was measured with - the kernel, the
+# selftests image, the guest script.
+stamp() {
+	local k st
+	k=$(kernel_of "$1")
+	st=$(selftests_of "$1")
+	{ sha1sum <"$BUILD_DIR/mmci-$k/arch/x86/boot/bzImage"
+	  stat -c '%s %Y' "$BUILD_DIR/mmci-$st/selftests.ext4"
+	  guest_script "$1" "$2"; } | sha1sum | cut -c1-12
+}
+
+# fresh DIR CONFIG SUITE: DIR holds a result measured with what is built now.
+fresh() {
+	[ -e "$1/result" ] && grep -q " stamp=$(stamp "$2" "$3")\$" "$1/result"
+}
+
 # run_suite CONFIG SUITE: one boot; its result in build/mmci/CONFIG/SUITE/.
 run_suite() {
 	local cfg=$1 suite=$2 k dir rc=0 t0 t1 status kern=ok ok_re=$OK_RE
 	k=$(kernel_of "$cfg")
 	dir=$MMCI_DIR/$cfg/$suite
-	if [ -e "$dir/result" ] && [ "${MMCI_FORCE:-0}" != 1 ]; then
+	if fresh "$dir" "$cfg" "$suite" && [ "${MMCI_FORCE:-0}" != 1 ]; then
 		say "run $cfg/$suite: done before ($(cut -d' ' -f1 "$dir/result"))"
 		return
 	fi
@@ -262,7 +295,7 @@ run_suite() {
 	local qemu_opts=(-accel tcg,thread=multi -smp 4,sockets=2,cores=2,threads=1
 		-drive "file=$dir/swap.qcow2,if=none,id=mmciswap,format=qcow2"
 		-device virtio-blk-pci,drive=mmciswap,serial=mmciswap
-		-drive "file=$BUILD_DIR/mmci-$k/selftests.ext4,if=none,id=mmcitests,format=raw,snapshot=on"
+		-drive "file=$BUILD_DIR/mmci-$(selftests_of "$cfg")/selftests.ext4,if=none,id=mmcitests,format=raw,snapshot=on"
 		-device virtio-blk-pci,drive=mmcitests,serial=mmcitests
 		-device virtio-serial-pci,id=vcon
 		-device virtconsole,chardev=conlog,bus=vcon.0
@@ -276,9 +309,9 @@ run_suite() {
 		exec "$@"' _ "$dir" \
 		timeout -k 10s "${TIMEOUT}s" \
 		env PATH="$VENV/bin:$PATH" vng --verbose --disable-kvm --run "$BUILD_DIR/mmci-$k" \
-		--cpus 4 --memory 8G --numa 4G,cpus=0-1 --numa 4G,cpus=2-3 \
+		--cpus 4 --memory 16G --numa 8G,cpus=0-1 --numa 8G,cpus=2-3 \
 		--rwdir=/mnt="$dir" --qemu-opts="${qemu_opts[*]}" \
-		--append "console=hvc0 loglevel=8 panic=-1 oops=panic kunit.enable=0" \
+		--append "console=hvc0 loglevel=8 panic=-1 oops=panic kunit.enable=0 hugepagesz=1G hugepages=4" \
 		-- bash /mnt/guest.sh </dev/null >"$dir/out.log" 2>&1 || rc=$?
 	t1=$(date +%s)
 	t0=$(cat "$dir/start" 2>/dev/null || echo "$t1")
@@ -306,7 +339,7 @@ run_suite() {
 	if [ "$status" != PASS ] && [ "$status" != NA ] && [[ "$FLAKY" == *" $suite "* ]]; then
 		status="$status(flaky)"
 	fi
-	echo "$status rc=$rc time=$((t1 - t0))s kernel_log=$kern" >"$dir/result"
+	echo "$status rc=$rc time=$((t1 - t0))s kernel_log=$kern stamp=$(stamp "$cfg" "$suite")" >"$dir/result"
 	say "run $cfg/$suite: $(cat "$dir/result")"
 }
 
@@ -326,8 +359,8 @@ ktap_totals() {
 
 # results: build/mmci/results.md from every result in build/mmci/.
 results() {
-	local out=$MMCI_DIR/results.md cfg suite dir cfgs=() line r
-	for cfg in base series series-test series-mtcopy series-dcbm; do
+	local out=$MMCI_DIR/results.md cfg suite dir cfgs=() line r stale
+	for cfg in "${ALL_CONFIGS[@]}"; do
 		[ -d "$MMCI_DIR/$cfg" ] && cfgs+=("$cfg")
 	done
 	{
@@ -339,7 +372,9 @@ results() {
 		echo "Totals of the tests (pass/fail+error/skip), wall time (TCG, four vCPUs on two host cores)."
 		echo "PASS: exit 0 or 4 (skip), clean kernel log; KLOG: passed but the kernel log"
 		echo "has a splat; TIMEOUT: killed after the budget; (flaky): mm-ci does not"
-		echo "count it. Logs: build/mmci/CONFIG/SUITE/{out,console}.log."
+		echo "count it; (stale): measured with an earlier kernel, selftests image or"
+		echo "guest. Every column runs 7.3.4's selftests but series-own (the series'"
+		echo "own). Logs: build/mmci/CONFIG/SUITE/{out,console}.log."
 		echo
 		line="| suite |"
 		for cfg in "${cfgs[@]}"; do line="$line $cfg |"; done
@@ -354,7 +389,9 @@ results() {
 				dir=$MMCI_DIR/$cfg/$suite
 				if [ -e "$dir/result" ]; then
 					r=1
-					line="$line $(cut -d' ' -f1 "$dir/result") $(counts "$dir") ($(ktap_totals "$dir")) $(grep -o 'time=[0-9]*s' "$dir/result" | cut -d= -f2) |"
+					stale=
+					fresh "$dir" "$cfg" "$suite" || stale=" (stale)"
+					line="$line $(cut -d' ' -f1 "$dir/result")$stale $(counts "$dir") ($(ktap_totals "$dir")) $(grep -o 'time=[0-9]*s' "$dir/result" | cut -d= -f2) |"
 				else
 					line="$line not run |"
 				fi
@@ -386,14 +423,14 @@ mkdir -p "$(dirname "$GUEST_LOCK")"
 
 kernels=()
 for cfg in "${CONFIGS[@]}"; do
-	case $cfg in
-	base | series | series-test | series-mtcopy | series-dcbm) ;;
-	*) die "unknown configuration '$cfg'" ;;
-	esac
-	k=$(kernel_of "$cfg")
-	[[ " ${kernels[*]} " == *" $k "* ]] || kernels+=("$k")
+	[[ " ${ALL_CONFIGS[*]} " == *" $cfg "* ]] || die "unknown configuration '$cfg'"
+	for k in "$(kernel_of "$cfg")" "$(selftests_of "$cfg")"; do
+		[[ " ${kernels[*]} " == *" $k "* ]] || kernels+=("$k")
+	done
 done
 if [ "${NO_BUILD:-0}" != 1 ]; then
+	# (The selftests of a tree are built against its kernel: page_frag's
+	# test module.)
 	for k in "${kernels[@]}"; do
 		build_kernel "$k"
 		build_selftests "$k"

@@ -13,24 +13,16 @@
 TEST_PREFIX=bdev_migrate
 . /tests/testlib.sh
 
-NUMA=/proc/sys/kernel/numa_balancing
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
 DEV=/dev/ram0
 
 brd_load 65536 || exit 0
 
-numa=$(cat $NUMA 2>/dev/null)
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$numa" ] || echo 0 >$NUMA
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm numa
 
 kselftest.sh mm_migration_bdev mm_migration_bdev $DEV
-if migrator_load test; then
-	kselftest.sh mm_migration_bdev_test_migrator mm_migration_bdev $DEV
-	migrator_unload test
-fi
+with_test() { kselftest.sh mm_migration_bdev_test_migrator mm_migration_bdev $DEV; }
+each_migrator with_test test
 
-[ -z "$numa" ] || echo "$numa" >$NUMA
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+quiet_mm_end
 check bdev_migrate_brd_unload rmmod brd
 exit 0

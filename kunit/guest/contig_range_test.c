@@ -10,8 +10,9 @@
  *
  * Skips if the kernel has no 1 GiB huge pages (x86 needs the CPU's pdpe1gb:
  * QEMU's default CPU has none, -cpu qemu64,pdpe1gb=on gives it).
- * vm.movable_gigantic_pages is set to 1 until exit, so that ZONE_MOVABLE,
- * the memory sure to hold nothing unmovable, can give one. Each node in
+ * vm.movable_gigantic_pages is set to 1 until exit, so that ZONE_MOVABLE
+ * may give one too (any zone can, where a whole 1 GiB range holds only
+ * movable or free pages). Each node in
  * turn, empty of the test's data, is asked for one (writing 1 to its
  * hugepages-1048576kB/nr_hugepages), up to 5 rounds a second apart (the
  * allocation can fail on a page that is briefly busy): the first that
@@ -22,13 +23,15 @@
  *
  * Then that node is filled with the test's data up to 256 MiB short of its
  * free memory: a quarter each of anonymous small pages, 64K mTHPs, 2M THPs
- * and shmem (see migpath.h), and the 1 GiB page asked for again (up to 5
- * tries, a second apart). Its range is found in /proc/kpageflags (the one
- * hugetlb head on a 1 GiB boundary). Then:
+ * and shmem (see migpath.h), written 16 MiB of each kind in turn so that
+ * every kind is spread over the node, and the 1 GiB page asked for again
+ * (up to 5 tries, a second apart). Its range is found in /proc/kpageflags
+ * (the one hugetlb head on a 1 GiB boundary). Then:
  *   - the page was allocated: failing over movable data, where it could be
  *     allocated over free memory, is a failure;
- *   - some of the data was in its range (else nothing was tested: a
- *     failure of the test), and none of it is any more (pagemap);
+ *   - each kind had a folio of its size in the range (else that kind was
+ *     not tested: a failure of the test), and none of the data is there
+ *     any more (pagemap);
  *   - every byte holds its pattern;
  *   - the counters (migpath.h), for the folios of the data that were in
  *     the range: "offload", the migrator copied at least as many; "none",
@@ -42,7 +45,11 @@
 #define MARGIN		(256UL << 20)
 #define MAX_NODES	8
 #define TRIES		5
+#define CHUNK		(16UL << 20)
 #define MOVABLE_GIGANTIC "/proc/sys/vm/movable_gigantic_pages"
+
+/* The order region_fill() writes the kinds in, last first. */
+static const enum kind fill_order[NR_KINDS] = { K_4K, K_SHMEM, K_64K, K_2M };
 
 static int hp_node = -1;
 static char movable_gigantic[16];
@@ -153,10 +160,24 @@ static uint64_t find_1g_page(unsigned long end)
 	fail("no 1 GiB hugetlb page found in /proc/kpageflags");
 }
 
+/* regions_check_after(): a page must not be in the 1 GiB page at *@arg. */
+static int in_1g_page(const struct region *r, unsigned long i, uint64_t pfn,
+		      void *arg, char *why, size_t len)
+{
+	uint64_t start = *(uint64_t *)arg;
+
+	(void)r, (void)i;
+	if (pfn < start || pfn >= start + (1UL << 30) / page_size)
+		return 0;
+	snprintf(why, len, "in the 1 GiB page at pfn %#llx", (unsigned long long)start);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long nr, end, i, attempts, fill, each;
-	unsigned long folios[NR_KINDS] = { 0 }, pages = 0, total = 0;
+	unsigned long nr, end, i, attempts, fill, each, pos;
+	unsigned long folios[NR_KINDS] = { 0 }, sized[NR_KINDS] = { 0 };
+	unsigned long pages = 0, total = 0;
 	struct counters before, after;
 	char path[160], what[512], tried[256] = "";
 	uint64_t start, dry;
@@ -230,8 +251,19 @@ int main(int argc, char **argv)
 		skip("node %d has only %lu MiB free, want at least %lu", hp_node,
 		     fill >> 20, (MARGIN + (1UL << 30)) >> 20);
 	each = ((fill - MARGIN) / NR_KINDS) & ~(PMD_SIZE - 1);
+	/*
+	 * In rounds of CHUNK of each kind, 2M first: the allocator fills one
+	 * zone of the node before the next, so a kind written at once would
+	 * sit in one place and the range could hold none of it.
+	 */
 	for (k = 0; k < NR_KINDS; k++)
-		region_map(&regions[k], k, each, hp_node);
+		region_alloc(&regions[k], k, each);
+	for (pos = 0; pos < each; pos += CHUNK)
+		for (k = NR_KINDS - 1; k >= 0; k--)
+			region_fill(&regions[fill_order[k]], pos,
+				    each - pos < CHUNK ? each - pos : CHUNK, hp_node);
+	for (k = 0; k < NR_KINDS; k++)
+		region_filled(&regions[k]);
 	for (k = 0; k < NR_KINDS; k++)
 		region_snapshot(&regions[k], "before the allocation");
 	regions_check_sizes();
@@ -248,28 +280,26 @@ int main(int argc, char **argv)
 
 	for (k = 0; k < NR_KINDS; k++) {
 		struct region *r = &regions[k];
-		uint64_t *pfn;
 
 		for (i = 0; i < r->nr_pages; i++) {
 			if (r->pfn[i] < start || r->pfn[i] >= start + nr)
 				continue;
 			pages++;
-			if (region_folio_start(r, i))
-				folios[k]++;
+			if (!region_folio_start(r, i))
+				continue;
+			folios[k]++;
+			if (region_folio_pages(r, i) * page_size ==
+			    kind_folio_kb[k] * 1024)
+				sized[k]++;
 		}
 		total += folios[k];
-		pfn = page_pfns(r->buf, r->len);
-		for (i = 0; i < r->nr_pages; i++)
-			if (!pfn[i] || (pfn[i] >= start && pfn[i] < start + nr))
-				fail("%s page %lu is at pfn %#llx, in the 1 GiB page at %#llx",
-				     kind_name[k], i, (unsigned long long)pfn[i],
-				     (unsigned long long)start);
-		free(pfn);
-		region_check(r, "after the allocation");
 	}
-	if (!total)
-		fail("none of the test's data was in the range of the 1 GiB page (pfn %#llx): nothing was tested",
-		     (unsigned long long)start);
+	regions_check_after("after the allocation", in_1g_page, &start);
+	for (k = 0; k < NR_KINDS; k++)
+		if (!sized[k])
+			fail("no %zuK folio of the %s data was in the range of the 1 GiB page (pfn %#llx; %lu folios of other sizes): that kind was not tested",
+			     kind_folio_kb[k], kind_name[k], (unsigned long long)start,
+			     folios[k]);
 	counters_check(&before, &after, total, pages,
 		       "allocating the 1 GiB page", what, sizeof(what));
 

@@ -18,7 +18,6 @@ TEST_PREFIX=ext4_migrate
 . /tests/testlib.sh
 . /tests/migrate_paths_lib.sh
 
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
 DEV=/dev/ram0
 MNT=/mnt/ext4_migrate
 IMG=/tests/ext4_migrate.img.gz
@@ -32,8 +31,19 @@ fi
 mkdir -p $MNT
 thp_save
 thp_start=$_thp_saved
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm
+syscall_only
+
+# with_migrator MIGRATOR: the file's test with MIGRATOR loaded, after
+# move_pages_test has seen it copy anonymous folios (so that "the file's
+# folios were copied" cannot pass for nothing offloaded at all).
+with_migrator() {
+	# It leaves the THP controls set for small folios only.
+	thp_save
+	grun move_pages_test "ext4_migrate${suffix}_${1}_copies_anon" 4 4096 all
+	thp_restore
+	grun ext4_migrate_test "ext4_migrate${suffix}_$1" "$1" $MNT/file "$folios"
+}
 
 # run MOUNT_OPTIONS SUFFIX large|small
 run() {
@@ -41,24 +51,17 @@ run() {
 		fail "ext4_migrate_mount$2" "mount -t ext4 -o $1 $DEV failed"
 		return
 	fi
+	suffix=$2 folios=$3
 	grun ext4_migrate_test "ext4_migrate${2}_no_migrator" none $MNT/file "$3"
-	for mig in test mtcopy; do
-		if migrator_load $mig; then
-			# It leaves the THP controls set for small folios only.
-			thp_save
-			grun move_pages_test "ext4_migrate${2}_${mig}_copies_anon" 4 4096 all
-			thp_restore
-			grun ext4_migrate_test "ext4_migrate${2}_$mig" $mig $MNT/file "$3"
-			migrator_unload $mig
-		fi
-	done
+	each_migrator with_migrator test mtcopy
 	rm -f $MNT/file
 	check "ext4_migrate${2}_umount" umount $MNT
 }
 run data=ordered "" large
 run data=journal _journal small
 
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+syscall_only_end
+quiet_mm_end
 thp_save
 check ext4_migrate_thp_controls thp_same "$thp_start"
 check ext4_migrate_brd_unload rmmod brd

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -66,6 +67,28 @@ skip(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	exit(0);
+}
+
+/*
+ * A test that hangs is ended with SIGTERM (grun's timeout, testlib.sh):
+ * fail, and exit, so that the exit handlers put back what the test changed
+ * (the mTHP controls, KSM's settings, offlined memory blocks, the 1 GiB
+ * pool) for the tests after it.
+ */
+static void guest_term(int sig)
+{
+	printf("GUEST-TEST: FAIL %s: killed by signal %d (timed out)\n",
+	       name ? name : "?", sig);
+	exit(1);
+}
+
+/* The test's own process, not a child it forked. */
+static pid_t guest_main_pid;
+
+static void __attribute__((constructor)) guest_catch_term(void)
+{
+	guest_main_pid = getpid();
+	signal(SIGTERM, guest_term);
 }
 
 static inline long move_pages(unsigned long count, void **pages,
@@ -172,11 +195,25 @@ static int thp_nr_saved, thp_restore_registered;
 
 static inline void thp_restore_sizes(void)
 {
+	/* A forked child that fail()s: the parent restores, when it ends. */
+	if (getpid() != guest_main_pid)
+		return;
 	while (thp_nr_saved > 0) {
 		thp_nr_saved--;
 		try_write_file(thp_saved[thp_nr_saved].path,
 			       thp_saved[thp_nr_saved].mode);
 	}
+}
+
+/* The index of @path in thp_saved[], or -1. */
+static inline int thp_saved_index(const char *path)
+{
+	int i;
+
+	for (i = 0; i < thp_nr_saved; i++)
+		if (!strcmp(thp_saved[i].path, path))
+			return i;
+	return -1;
 }
 
 /* The selected mode of a THP control: the word in brackets. */
@@ -237,7 +274,7 @@ static inline void thp_only_size(size_t kb, const char *mode)
 		}
 		if (!strcmp(old, val))
 			continue;
-		if (thp_nr_saved == THP_MAX_SAVED)
+		if (thp_saved_index(path) < 0 && thp_nr_saved == THP_MAX_SAVED)
 			fail("more than %d mTHP sizes", THP_MAX_SAVED);
 		if (try_write_file(path, val)) {
 			/* Sizes anonymous memory cannot use are read-only. */
@@ -245,6 +282,9 @@ static inline void thp_only_size(size_t kb, const char *mode)
 				continue;
 			fail("write %s to %s: %s", val, path, strerror(errno));
 		}
+		/* Called again, keep what the control held first. */
+		if (thp_saved_index(path) >= 0)
+			continue;
 		snprintf(thp_saved[thp_nr_saved].path,
 			 sizeof(thp_saved[thp_nr_saved].path), "%s", path);
 		snprintf(thp_saved[thp_nr_saved].mode,

@@ -16,27 +16,21 @@ TEST_PREFIX=hmm_migrate
 . /tests/testlib.sh
 . /tests/migrate_paths_lib.sh
 
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
-
 if ! insmod /tests/test_hmm.ko; then
 	fail hmm_migrate_load "insmod /tests/test_hmm.ko failed (CONFIG_TEST_HMM=m)"
 	exit 0
 fi
-n=0
-while [ ! -c /dev/hmm_dmirror0 ] && [ $n -lt 50 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+if ! wait_for_dev -c /dev/hmm_dmirror0; then
+	fail hmm_migrate_load "test_hmm loaded, but /dev/hmm_dmirror0 did not appear"
+	rmmod test_hmm
+	exit 0
+fi
+quiet_mm
+syscall_only
 
+run() { grun hmm_migrate_test "hmm_migrate_$1" "$1"; }
 grun hmm_migrate_test hmm_migrate_no_migrator none
-for mig in test dcbm mtcopy; do
-	if migrator_load $mig; then
-		grun hmm_migrate_test hmm_migrate_$mig $mig
-		migrator_unload $mig
-	fi
-done
+each_migrator run test dcbm mtcopy
 
 # hmm-tests' THP cases need PMD-sized THPs in MADV_HUGEPAGE areas (and the
 # huge zero page): migrate_anon_huge_err and migrate_anon_huge_zero_err
@@ -56,6 +50,7 @@ if migrator_load test; then
 fi
 thp_restore
 
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+syscall_only_end
+quiet_mm_end
 check hmm_migrate_unload rmmod test_hmm
 exit 0

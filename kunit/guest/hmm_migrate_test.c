@@ -15,6 +15,8 @@
  *   2. migrated to the device (HMM_DMIRROR_MIGRATE_TO_DEV): all 512
  *      pages, the device read the right bytes, every page is a swap-type
  *      entry in pagemap and device-private in the device's snapshot;
+ *      nothing offloaded (migrate_vma_*() copies by itself; so for every
+ *      migration to the device and back outside the race);
  *   3. move_pages() to node 0 of the device-private pages: each status
  *      -ENOENT, no migration counted, nothing offloaded;
  *   4. the device writes new bytes into the first half
@@ -36,7 +38,7 @@
  *   -EAGAIN), while the main thread, 20 times, migrates them to the
  *   device, has the device read them (HMM_DMIRROR_READ mirrors what is in
  *   system memory), migrates them back and reads them: every byte stays.
- * NEGATIVE=offload|node|bytes|enoent expects one wrong thing.
+ * NEGATIVE=offload|node|bytes|enoent|devmig expects one wrong thing.
  */
 #include "migrate_paths.h"
 
@@ -63,19 +65,41 @@ static int dev, have_migrator, moved;
 static char *buf;
 static size_t len;
 
+/* The race's mover thread runs: its move_pages() calls offload. */
+static int race_running;
+
+/*
+ * A test_hmm command. A migration to the device or back goes through
+ * migrate_vma_*() and its own copy, never migrate_pages()' batch copy: it
+ * must offload nothing (checked but during the race).
+ */
 static int dmirror(unsigned long req, void *addr, void *ptr, unsigned long npages,
 		   uint64_t *cpages)
 {
 	struct hmm_dmirror_cmd cmd = {
 		.addr = (uintptr_t)addr, .ptr = (uintptr_t)ptr, .npages = npages,
 	};
+	int check = !race_running && (req == HMM_DMIRROR_MIGRATE_TO_DEV ||
+				      req == HMM_DMIRROR_MIGRATE_TO_SYS);
+	struct offload_counters before = { 0 }, d;
 	int ret;
 
+	if (check)
+		offload_snapshot(&before);
 	do {
 		ret = ioctl(dev, req, &cmd);
 	} while (ret && errno == EINTR);
 	if (cpages)
 		*cpages = cmd.cpages;
+	if (check) {
+		offload_delta(&before, &d);
+		if (negative("devmig") ? !d.batches : d.batches || d.copied || d.fallback)
+			fail("migrating %lu pages %s offloaded %lu batches (%lu folios copied, %lu fell back), want %s",
+			     npages, req == HMM_DMIRROR_MIGRATE_TO_DEV ?
+			     "to the device" : "to system memory",
+			     d.batches, d.copied, d.fallback, negative("devmig") ? "some" :
+			     "none: migrate_vma_*() does not take the batch copy");
+	}
 	return ret ? -errno : 0;
 }
 
@@ -309,6 +333,7 @@ int main(int argc, char **argv)
 
 	/* Race. */
 	fill_words(buf, 0, len / 8, 0, 0);
+	race_running = 1;
 	if (pthread_create(&th, NULL, race_mover, NULL))
 		fail("pthread_create");
 	for (round = 0; round < RACE_ROUNDS && !race_stop; round++) {
@@ -342,6 +367,7 @@ int main(int argc, char **argv)
 	}
 	race_stop = 1;
 	pthread_join(th, NULL);
+	race_running = 0;
 	if (race_err[0])
 		fail("race: %s", race_err);
 	check_words(buf, 0, len / 8, 0, "after the race");

@@ -12,14 +12,9 @@
 # test's folios alone.
 TEST_PREFIX=hwpoison
 CTL=/sys/kernel/mm/migrate_offload
-NUMA=/proc/sys/kernel/numa_balancing
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
 . /tests/testlib.sh
 
-numa=$(cat $NUMA 2>/dev/null)
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$numa" ] || echo 0 >$NUMA
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm numa
 
 if migrator_load test; then
 	reasons=$(cat $CTL/reasons)
@@ -29,6 +24,5 @@ if migrator_load test; then
 	migrator_unload test
 fi
 
-[ -z "$numa" ] || echo "$numa" >$NUMA
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+quiet_mm_end
 exit 0

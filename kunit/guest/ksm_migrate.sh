@@ -13,17 +13,13 @@ TEST_PREFIX=ksm_migrate
 . /tests/testlib.sh
 . /tests/migrate_paths_lib.sh
 
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm
+syscall_only
 
+run() { grun ksm_migrate_test "ksm_migrate_$1" "$1"; }
 grun ksm_migrate_test ksm_migrate_no_migrator none
-for mig in test dcbm mtcopy; do
-	if migrator_load $mig; then
-		grun ksm_migrate_test ksm_migrate_$mig $mig
-		migrator_unload $mig
-	fi
-done
+each_migrator run test dcbm mtcopy
 
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+syscall_only_end
+quiet_mm_end
 exit 0

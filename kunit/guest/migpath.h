@@ -81,16 +81,11 @@ static inline uint64_t region_word(const struct region *r, size_t word)
 }
 
 /*
- * Map @len bytes of kind @k, bound to @node while it is written (every
- * page faulted in by the write). 64K and 2M: the only mTHP size enabled
- * while the region faults (restored at exit), MADV_HUGEPAGE; afterwards
- * the 64K region is marked MADV_NOHUGEPAGE so that khugepaged does not
- * collapse it into 2M THPs behind the test's back.
+ * Map @len bytes of kind @k, nothing faulted in yet (region_fill() does).
+ * 64K and 2M: aligned to the folio size, MADV_HUGEPAGE.
  */
-static inline void region_map(struct region *r, enum kind k, size_t len, int node)
+static inline void region_alloc(struct region *r, enum kind k, size_t len)
 {
-	uint64_t *data;
-	size_t i;
 	int fd;
 
 	r->kind = k;
@@ -105,17 +100,45 @@ static inline void region_map(struct region *r, enum kind k, size_t len, int nod
 			fail("mmap memfd: %s", strerror(errno));
 		close(fd);
 	} else {
-		if (k == K_64K || k == K_2M)
-			thp_only_size(kind_folio_kb[k], "madvise");
 		r->buf = map_aligned(len, kind_folio_kb[k] * 1024);
 	}
-	data = (uint64_t *)r->buf;
+}
+
+/*
+ * Write the pattern into bytes [@off, @off + @len) of @r, bound to @node
+ * (every page faulted in by the write). 64K and 2M: with the only mTHP
+ * size enabled the kind's (restored at exit).
+ */
+static inline void region_fill(struct region *r, size_t off, size_t len, int node)
+{
+	uint64_t *data = (uint64_t *)r->buf;
+	size_t i;
+
+	if (r->kind == K_64K || r->kind == K_2M)
+		thp_only_size(kind_folio_kb[r->kind], "madvise");
 	bind_to_node(node);
-	for (i = 0; i < len / sizeof(*data); i++)
+	for (i = off / sizeof(*data); i < (off + len) / sizeof(*data); i++)
 		data[i] = region_word(r, i);
 	bind_to_node(-1);
-	if (k == K_64K && madvise(r->buf, len, MADV_NOHUGEPAGE))
+}
+
+/*
+ * After the last region_fill(): the 64K region is marked MADV_NOHUGEPAGE
+ * so that khugepaged does not collapse it into 2M THPs behind the test's
+ * back.
+ */
+static inline void region_filled(struct region *r)
+{
+	if (r->kind == K_64K && madvise(r->buf, r->len, MADV_NOHUGEPAGE))
 		fail("madvise(MADV_NOHUGEPAGE): %s", strerror(errno));
+}
+
+/* Map @len bytes of kind @k and fill them, bound to @node. */
+static inline void region_map(struct region *r, enum kind k, size_t len, int node)
+{
+	region_alloc(r, k, len);
+	region_fill(r, 0, len, node);
+	region_filled(r);
 }
 
 /* Every word of @r holds its pattern. */
@@ -225,6 +248,50 @@ static inline void regions_check_sizes(void)
 		if (!region_folios_of_kind(&regions[k]))
 			skip("no %zuK folio could be allocated for the %s data",
 			     kind_folio_kb[k], kind_name[k]);
+}
+
+/*
+ * After the operation: every page of every region is present, where
+ * @misplaced() accepts it, and holds its bytes. @misplaced(@r, @i, @pfn,
+ * @arg, @why, @len) is given page @i of @r at its new @pfn; it returns
+ * nonzero, with the reason in @why, if the page must not be there.
+ */
+typedef int (*misplaced_fn)(const struct region *r, unsigned long i,
+			    uint64_t pfn, void *arg, char *why, size_t len);
+
+static inline void regions_check_after(const char *when, misplaced_fn misplaced,
+				       void *arg)
+{
+	char why[256];
+	unsigned long i;
+	int k;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		struct region *r = &regions[k];
+		uint64_t *pfn = page_pfns(r->buf, r->len);
+
+#ifdef MIGPATH_MUTANT_NOMOVE
+		/* scripts/paths-mutants.sh: judge where the pages were before. */
+		memcpy(pfn, r->pfn, r->nr_pages * sizeof(*pfn));
+#endif
+		for (i = 0; i < r->nr_pages; i++) {
+			if (!pfn[i])
+				fail("%s: %s page %lu is not present", when,
+				     kind_name[k], i);
+			if (misplaced(r, i, pfn[i], arg, why, sizeof(why)))
+				fail("%s: %s page %lu is at pfn %#llx (was %#llx): %s",
+				     when, kind_name[k], i,
+				     (unsigned long long)pfn[i],
+				     (unsigned long long)r->pfn[i], why);
+		}
+		free(pfn);
+#ifdef MIGPATH_MUTANT_CORRUPT
+		/* scripts/paths-mutants.sh: a bit flipped after the migration. */
+		if (r->kind == K_2M)
+			((uint64_t *)r->buf)[4242] ^= 1;
+#endif
+		region_check(r, when);
+	}
 }
 
 /* ---- Counters ---- */

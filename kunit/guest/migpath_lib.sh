@@ -58,12 +58,11 @@ need_movablecore() {
 # quiet_start / quiet_end: no proactive compaction while a test counts the
 # batches offloaded (its migrations would be counted too); put back after.
 quiet_start() {
-	_proactiveness=$(cat /proc/sys/vm/compaction_proactiveness 2>/dev/null)
-	[ -z "$_proactiveness" ] || echo 0 >/proc/sys/vm/compaction_proactiveness
+	quiet_mm
 	_reasons=$(cat $CTL/reasons)
 }
 quiet_end() {
-	[ -z "$_proactiveness" ] || echo "$_proactiveness" >/proc/sys/vm/compaction_proactiveness
+	quiet_mm_end
 	echo "$_reasons" >$CTL/reasons
 }
 
@@ -78,18 +77,18 @@ default_reason_path() {
 	quiet_start
 	if [ "$MIG" = none ]; then
 		check "${P}_unregistered" expect_file $CTL/migrator none
-		guest_run "$1" "$P" none
+		grun "$1" "$P" none
 		quiet_end
 		return
 	fi
 	migrator_load "$MIG" || { quiet_end; return 1; }
 	check "${P}_effective" sh -c "grep -qw $2 $CTL/effective_reasons || { echo 'effective_reasons: '\$(cat $CTL/effective_reasons); exit 1; }"
 	# shellcheck disable=SC2046
-	guest_run "$1" "$P" offload $(own_counter "$MIG")
+	grun "$1" "$P" offload $(own_counter "$MIG")
 	if [ "$MIG" = test ]; then
 		reasons_but "$2" compaction
 		# shellcheck disable=SC2046
-		guest_run "$1" "${P}_reason_off" none $(own_counter "$MIG")
+		grun "$1" "${P}_reason_off" none $(own_counter "$MIG")
 	fi
 	quiet_end
 	migrator_unload "$MIG"

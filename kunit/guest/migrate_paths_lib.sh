@@ -2,26 +2,7 @@
 #
 # Shell helpers of ksm_migrate.sh, swapcache_migrate.sh, shmem_migrate.sh,
 # ext4_migrate.sh, hmm_migrate.sh and move_race.sh, sourced after
-# testlib.sh: not run.
-
-# grun PROGRAM NAME [ARGS...]: guest_run, with the output shown as it comes
-# (a test that hangs leaves what it printed), the time it took, and a
-# limit of $GRUN_LIMIT seconds (default 300): a test still running then is
-# killed and fails.
-grun() {
-	_t0=$(cut -d' ' -f1 /proc/uptime)
-	{ timeout "${GRUN_LIMIT:-300}" "$@" 2>&1; echo $? >/tmp/grun.rc; } | tee /tmp/grun.out
-	_rc=$(cat /tmp/grun.rc)
-	_t1=$(cut -d' ' -f1 /proc/uptime)
-	echo "    ($2: $(echo "$_t0 $_t1" | awk '{ printf "%.1f", $2 - $1 }') s)"
-	if [ "$_rc" -ne 0 ] && ! grep -q "^GUEST-TEST: FAIL" /tmp/grun.out; then
-		if [ "$_rc" -eq 143 ] || [ "$_rc" -eq 124 ]; then
-			fail "$2" "$1 still running after ${GRUN_LIMIT:-300} s: killed"
-		else
-			fail "$2" "$1 exited with status $_rc"
-		fi
-	fi
-}
+# testlib.sh: not run. (Their runner, grun, is in testlib.sh.)
 
 # thp_save: remember the anonymous THP controls (the top-level enabled and
 # every size's); thp_restore writes them back. Around programs that set
@@ -44,4 +25,20 @@ thp_restore() {
 # of an earlier thp_save).
 thp_same() {
 	[ "$_thp_saved" = "$1" ] || { echo "THP controls now:$_thp_saved; were:$1"; return 1; }
+}
+
+# syscall_only / syscall_only_end: while the tests count the migrator's
+# copies exactly, only move_pages()' migrations (syscall_or_cpuset) may be
+# offloaded: allocating the target of a large folio may compact
+# (GFP_TRANSHUGE reclaims directly), and those batches would be offloaded
+# and counted too. syscall_only_end puts the reasons back. (Nothing to do
+# on a kernel without the copy offload: move_race.sh base.)
+syscall_only() {
+	_paths_reasons=
+	[ -e /sys/kernel/mm/migrate_offload/reasons ] || return 0
+	_paths_reasons=$(cat /sys/kernel/mm/migrate_offload/reasons)
+	echo syscall_or_cpuset >/sys/kernel/mm/migrate_offload/reasons
+}
+syscall_only_end() {
+	[ -z "$_paths_reasons" ] || echo "$_paths_reasons" >/sys/kernel/mm/migrate_offload/reasons
 }

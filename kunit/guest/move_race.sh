@@ -18,31 +18,30 @@ TEST_PREFIX=move_race
 . /tests/testlib.sh
 . /tests/migrate_paths_lib.sh
 
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm
+syscall_only
 
 modes="zap munmap fork fork_cow fork_zap collapse"
 if [ "$1" = base ]; then
 	for mode in $modes; do
 		grun move_race_test "move_race_${mode}_base" base $mode
 	done
-	[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+	syscall_only_end
+	quiet_mm_end
 	exit 0
 fi
-for mode in $modes; do
-	grun move_race_test "move_race_${mode}_no_migrator" none $mode
-done
-if migrator_load test; then
+# run MIGRATOR [SUFFIX]: every mode with MIGRATOR (none: no migrator), the
+# test names ending in SUFFIX (default: MIGRATOR).
+run() {
 	for mode in $modes; do
-		grun move_race_test "move_race_${mode}_test" test $mode
+		grun move_race_test "move_race_${mode}_${2:-$1}" "$1" $mode
 	done
-	migrator_unload test
-fi
-if migrator_load mtcopy; then
-	grun move_race_test move_race_zap_mtcopy mtcopy zap
-	migrator_unload mtcopy
-fi
+}
+zap() { grun move_race_test "move_race_zap_$1" "$1" zap; }
+run none no_migrator
+each_migrator run test
+each_migrator zap mtcopy
 
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+syscall_only_end
+quiet_mm_end
 exit 0

@@ -427,16 +427,13 @@ int main(int argc, char **argv)
 	}
 	whole_expected = 0;
 	for (i = 0; i < NF; i++) {
-		unsigned long first = i * folio_pages, n_mapped = 0;
+		unsigned long first = i * folio_pages;
 		int untouched = mode_fork ? i >= NF / 2 : strcmp(mode, "collapse") && i % 2;
 		int whole = 1;
 
 		/* NEGATIVE=whole: folio 0 is rewritten, half of it small pages. */
 		if (negative("whole") && !mode_fork && strcmp(mode, "collapse") && i == 0)
 			untouched = 1;
-		for (p = first; p < first + folio_pages; p++)
-			n_mapped += l.pfn[p] && (l.flags[p] & BIT64(KPF_THP)) &&
-				    !(l.flags[p] & BIT64(KPF_ZERO_PAGE_BIT));
 		for (p = first; p < first + folio_pages; p++) {
 			unsigned long j = p - first;
 

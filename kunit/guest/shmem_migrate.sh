@@ -18,7 +18,6 @@ TEST_PREFIX=shmem_migrate
 . /tests/testlib.sh
 . /tests/migrate_paths_lib.sh
 
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
 MNT=/mnt/shmem_migrate_huge
 
 mkdir -p $MNT
@@ -26,8 +25,8 @@ if ! mount -t tmpfs -o huge=always,size=256m tmpfs $MNT; then
 	fail shmem_migrate_mount "mount -t tmpfs -o huge=always failed"
 	exit 0
 fi
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm
+syscall_only
 
 plain() {
 	grun shmem_migrate_test "shmem_migrate_anon_64k_$1" "$2" anon 64 64 plain
@@ -42,14 +41,13 @@ variants() {
 }
 plain no_migrator none
 variants no_migrator none
-for mig in test dcbm mtcopy; do
-	if migrator_load $mig; then
-		plain $mig $mig
-		[ $mig != test ] || variants $mig $mig
-		migrator_unload $mig
-	fi
-done
+all() {
+	plain "$1" "$1"
+	[ "$1" != test ] || variants "$1" "$1"
+}
+each_migrator all test dcbm mtcopy
 
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+syscall_only_end
+quiet_mm_end
 check shmem_migrate_umount umount $MNT
 exit 0

@@ -104,6 +104,8 @@ static void unlink_tmpfs_file(void)
 
 static void restore_settings(void)
 {
+	if (getpid() != main_pid)
+		return;
 	while (nr_saved > 0) {
 		nr_saved--;
 		try_write_file(saved[nr_saved].path, saved[nr_saved].mode);

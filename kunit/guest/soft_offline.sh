@@ -20,7 +20,7 @@ mig_args "$1"
 quiet_start
 if [ "$MIG" = none ]; then
 	check "${P}_unregistered" expect_file $CTL/migrator none
-	guest_run soft_offline_test "$P" none
+	grun soft_offline_test "$P" none
 	quiet_end
 	exit 0
 fi
@@ -28,18 +28,18 @@ migrator_load "$MIG" || { quiet_end; exit 1; }
 check "${P}_off_by_default" sh -c "! grep -qw memory_failure $CTL/effective_reasons || { echo 'effective_reasons: '\$(cat $CTL/effective_reasons); exit 1; }"
 reasons_but memory_failure compaction
 # shellcheck disable=SC2046
-guest_run soft_offline_test "${P}_disabled" none $(own_counter "$MIG")
+grun soft_offline_test "${P}_disabled" none $(own_counter "$MIG")
 echo memory_failure >$CTL/reasons
 if [ "$MIG" = dcbm ]; then
 	# dcbm's DMA copies are not machine-check safe: it does not take
 	# memory_failure batches, whatever the administrator enables.
 	check "${P}_not_effective" expect_file $CTL/effective_reasons none
 	# shellcheck disable=SC2046
-	guest_run soft_offline_test "${P}_enabled" none $(own_counter "$MIG")
+	grun soft_offline_test "${P}_enabled" none $(own_counter "$MIG")
 else
 	check "${P}_effective" expect_file $CTL/effective_reasons memory_failure
 	# shellcheck disable=SC2046
-	guest_run soft_offline_test "${P}_enabled" offload $(own_counter "$MIG")
+	grun soft_offline_test "${P}_enabled" offload $(own_counter "$MIG")
 fi
 quiet_end
 migrator_unload "$MIG"

@@ -27,6 +27,32 @@ static const size_t region_bytes[NR_KINDS] = {
 	64 << 12, 16 << 16, 4 << 21, 64 << 12,
 };
 
+/*
+ * regions_check_after(): a page madvise() soft offlined (@arg: the marks of
+ * each kind) must have left its pfn, and the pfn it left must be marked
+ * hwpoisoned.
+ */
+static int not_moved_off(const struct region *r, unsigned long i, uint64_t pfn,
+			 void *arg, char *why, size_t len)
+{
+	unsigned char **marked = arg;
+	uint64_t flags;
+
+	if (!marked[r->kind][i])
+		return 0;
+	if (pfn == r->pfn[i]) {
+		snprintf(why, len, "it was soft offlined but did not move");
+		return 1;
+	}
+	flags = kpf(r->pfn[i]);
+	if (!(flags & (1ULL << KPF_HWPOISON))) {
+		snprintf(why, len, "the pfn it left is not marked hwpoisoned (kpageflags %#llx)",
+			 (unsigned long long)flags);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long i, nr[NR_KINDS] = { 0 }, total = 0;
@@ -73,27 +99,7 @@ int main(int argc, char **argv)
 	t1 = now_s();
 	counters_read(&after);
 
-	for (k = 0; k < NR_KINDS; k++) {
-		struct region *r = &regions[k];
-		uint64_t *pfn = page_pfns(r->buf, r->len);
-
-		for (i = 0; i < r->nr_pages; i++) {
-			if (!pfn[i])
-				fail("after soft offline: %s page %lu is not present",
-				     kind_name[k], i);
-			if (!marked[k][i])
-				continue;
-			if (pfn[i] == r->pfn[i])
-				fail("%s page %lu was soft offlined but is still at pfn %#llx",
-				     kind_name[k], i, (unsigned long long)pfn[i]);
-			if (!(kpf(r->pfn[i]) & (1ULL << KPF_HWPOISON)))
-				fail("%s page %lu left pfn %#llx, which is not marked hwpoisoned (kpageflags %#llx)",
-				     kind_name[k], i, (unsigned long long)r->pfn[i],
-				     (unsigned long long)kpf(r->pfn[i]));
-		}
-		free(pfn);
-		region_check(r, "after soft offline");
-	}
+	regions_check_after("after soft offline", not_moved_off, marked);
 	counters_check(&before, &after, total, total, "soft offline", what,
 		       sizeof(what));
 	if (expect == EXPECT_OFFLOAD && after.batches - before.batches < total)

@@ -13,7 +13,6 @@ TEST_PREFIX=swapcache_migrate
 . /tests/testlib.sh
 . /tests/migrate_paths_lib.sh
 
-PROACTIVE=/proc/sys/vm/compaction_proactiveness
 DEV=/dev/ram0
 
 brd_load 262144 || exit 0
@@ -22,22 +21,19 @@ if ! mkswap $DEV >/dev/null || ! swapon $DEV; then
 	rmmod brd
 	exit 0
 fi
-proactive=$(cat $PROACTIVE 2>/dev/null)
-[ -z "$proactive" ] || echo 0 >$PROACTIVE
+quiet_mm
+syscall_only
 
 run() {
 	grun swapcache_migrate_test "swapcache_migrate_64k_$1" "$2" 64 64
 	grun swapcache_migrate_test "swapcache_migrate_4k_$1" "$2" 4 1024
 }
+run_with() { run "$1" "$1"; }
 run no_migrator none
-for mig in test dcbm mtcopy; do
-	if migrator_load $mig; then
-		run $mig $mig
-		migrator_unload $mig
-	fi
-done
+each_migrator run_with test dcbm mtcopy
 
-[ -z "$proactive" ] || echo "$proactive" >$PROACTIVE
+syscall_only_end
+quiet_mm_end
 check swapcache_migrate_swapoff swapoff $DEV
 check swapcache_migrate_brd_unload rmmod brd
 exit 0

@@ -18,6 +18,26 @@ guest_run() {
 		fail "$2" "$1 exited with status $_rc"
 }
 
+# grun PROGRAM NAME [ARGS...]: guest_run, with the output shown as it comes
+# (a test that hangs leaves what it printed), the time it took, and a
+# limit of $GRUN_LIMIT seconds (default 300): a test still running then is
+# killed (SIGTERM: guest.h's handler prints its FAIL line and runs its
+# exit handlers) and fails.
+grun() {
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	{ timeout "${GRUN_LIMIT:-300}" "$@" 2>&1; echo $? >/tmp/grun.rc; } | tee /tmp/grun.out
+	_rc=$(cat /tmp/grun.rc)
+	_t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "    ($2: $(echo "$_t0 $_t1" | awk '{ printf "%.1f", $2 - $1 }') s)"
+	if [ "$_rc" -ne 0 ] && ! grep -q "^GUEST-TEST: FAIL" /tmp/grun.out; then
+		if [ "$_rc" -eq 143 ] || [ "$_rc" -eq 124 ]; then
+			fail "$2" "$1 still running after ${GRUN_LIMIT:-300} s: killed"
+		else
+			fail "$2" "$1 exited with status $_rc"
+		fi
+	fi
+}
+
 # check NAME: run the rest as a command; PASS if it succeeds.
 check() {
 	name=$1
@@ -80,6 +100,36 @@ loop_abort() {
 	wait $loop
 }
 
+# wait_for_dev -b|-c PATH: wait up to 5 s for the block (-b) or character
+# (-c) device node PATH to appear (devtmpfs creates it after the driver's
+# probe); status 1 if it did not.
+wait_for_dev() {
+	_n=0
+	while [ ! "$1" "$2" ] && [ $_n -lt 50 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	[ "$1" "$2" ]
+}
+
+# quiet_mm [numa]: no proactive compaction - and with "numa" no NUMA
+# balancing - while a test counts migrations or the offloaded batches:
+# the migrations they make would be counted too, and they could move the
+# test's pages under it. quiet_mm_end puts back what quiet_mm found.
+quiet_mm() {
+	_proactive=$(cat /proc/sys/vm/compaction_proactiveness 2>/dev/null)
+	[ -z "$_proactive" ] || echo 0 >/proc/sys/vm/compaction_proactiveness
+	_numa=
+	if [ "$1" = numa ]; then
+		_numa=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null)
+		[ -z "$_numa" ] || echo 0 >/proc/sys/kernel/numa_balancing
+	fi
+}
+quiet_mm_end() {
+	[ -z "$_proactive" ] || echo "$_proactive" >/proc/sys/vm/compaction_proactiveness
+	[ -z "$_numa" ] || echo "$_numa" >/proc/sys/kernel/numa_balancing
+}
+
 # brd_load SIZE_KB: load brd with one RAM disk of SIZE_KB, /dev/ram0, and
 # wait for it; on failure a FAIL line "$TEST_PREFIX_brd_load" (brd unloaded
 # again), status 1.
@@ -88,12 +138,7 @@ brd_load() {
 		fail "${TEST_PREFIX}_brd_load" "insmod /tests/brd.ko rd_size=$1 failed (the test kernel has CONFIG_BLK_DEV_RAM=m)"
 		return 1
 	fi
-	_n=0
-	while [ ! -b /dev/ram0 ] && [ $_n -lt 50 ]; do
-		sleep 0.1
-		_n=$((_n + 1))
-	done
-	[ -b /dev/ram0 ] && return 0
+	wait_for_dev -b /dev/ram0 && return 0
 	fail "${TEST_PREFIX}_brd_load" "brd loaded, but /dev/ram0 did not appear"
 	rmmod brd
 	return 1
@@ -126,4 +171,17 @@ migrator_unload() {
 	mtcopy) rmmod mtcopy ;;
 	*) false ;;
 	esac || fail "${TEST_PREFIX}_$1_unload" "unloading $1 failed"
+}
+
+# each_migrator FUNCTION MIGRATOR...: for each MIGRATOR in turn, load it
+# (migrator_load), run FUNCTION MIGRATOR, and unload it; a migrator that
+# fails to load is a FAIL line and is skipped.
+each_migrator() {
+	local fn=$1 mig
+	shift
+	for mig in "$@"; do
+		migrator_load "$mig" || continue
+		"$fn" "$mig"
+		migrator_unload "$mig"
+	done
 }
