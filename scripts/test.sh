@@ -15,8 +15,8 @@
 # migration paths move_pages() does not take (kunit/guest/list-paths: memory
 # offline, long-term pinning, alloc_contig_range(), soft offline, KSM, swap
 # cache, shmem, ext4, device-private memory, races), with each migrator, on
-# the machine of kunit/qemu-paths.args; about 17 minutes, too long to join
-# 'make test' in CI's budget.
+# the machine of kunit/qemu-paths.args; 6 minutes on an idle host, 17 beside
+# 'make test': too long to join it in CI's budget.
 # The last line is "N passed, N failed[, N skipped]"; the exit status is
 # non-zero on any failure. A run that does not complete counts as a failure.
 set -euo pipefail
@@ -29,8 +29,8 @@ MM_SELFTESTS=(migration rmap mkdirty cow split_huge_page_test soft-dirty
 	migration_mthp migration_hugetlb migration_pagemap migration_bdev hmm-tests)
 # The debug kernel runs several times slower under TCG (its pressure tests
 # alone take ~16 min, the whole guest list more than 45 min).
-# list-paths' one boot took 15 minutes at stop 38: 45 leave room for a
-# busy host.
+# list-paths' one boot took 6 minutes alone, 15 beside 'make test': 45
+# leave room for a busy host.
 if [ "${TEST_DEBUG:-0}" = 1 ]; then
 	BOOT_TIMEOUT=${BOOT_TIMEOUT:-5400}
 elif [ "${TEST_PATHS:-0}" = 1 ] || [[ ${GUEST_LIST:-} == list-paths* ]]; then
