@@ -67,146 +67,55 @@ impl Percentiles {
     }
 }
 
-/// ln Γ(x) for x > 0: the Lanczos approximation (g = 7, nine terms), good
-/// to about 1e-15 relative, far more than the t quantiles need.
-#[cfg(feature = "report")]
-fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // The reflection formula: the series is for x >= 1/2.
-        let pi = std::f64::consts::PI;
-        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + G + 0.5;
-    let sum = C[0]
-        + C[1..]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| c / (x + i as f64 + 1.0))
-            .sum::<f64>();
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
-}
-
-/// The continued fraction of the incomplete beta function (modified Lentz;
-/// Numerical Recipes 6.4), which converges fast for x < (a + 1) / (a + b + 2).
-#[cfg(feature = "report")]
-fn beta_cf(x: f64, a: f64, b: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    const EPS: f64 = 1e-15;
-    let mut c = 1.0;
-    let mut d = 1.0 - (a + b) * x / (a + 1.0);
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    // It takes about sqrt(max(a, b)) terms; a is at most 5e5 here.
-    for m in 1..100_000 {
-        let m = m as f64;
-        let m2 = 2.0 * m;
-        for num in [
-            m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)),
-            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)),
-        ] {
-            d = 1.0 + num * d;
-            if d.abs() < TINY {
-                d = TINY;
-            }
-            c = 1.0 + num / c;
-            if c.abs() < TINY {
-                c = TINY;
-            }
-            d = 1.0 / d;
-            h *= d * c;
-        }
-        if (d * c - 1.0).abs() < EPS {
-            break;
-        }
-    }
-    h
-}
-
-/// The regularized incomplete beta function I_x(a, b) for a, b > 0, from
-/// the logarithms of x and of y = 1 - x, each computed where it is exact:
-/// 1 - x loses the digits the far tail of a t distribution needs, and x
-/// itself underflows long before the tail of a t with df < 1 ends.
-#[cfg(feature = "report")]
-fn inc_beta(ln_x: f64, ln_y: f64, a: f64, b: f64) -> f64 {
-    // x or y is 0 only if its logarithm is: either may underflow first.
-    if ln_x == f64::NEG_INFINITY {
-        return 0.0;
-    }
-    if ln_y == f64::NEG_INFINITY {
-        return 1.0;
-    }
-    let (x, y) = (ln_x.exp(), ln_y.exp());
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * ln_x + b * ln_y).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_cf(x, a, b) / a
-    } else {
-        1.0 - front * beta_cf(y, b, a) / b
-    }
-}
-
 /// Beyond this many degrees of freedom Student's t is the normal
-/// distribution to within 1e-6 relative, and the continued fraction, whose
-/// length grows with the square root of df, is not worth running longer.
+/// distribution to within 1e-6 relative (statrs computes it exactly up to
+/// there; past it, and for an infinite df, it is the normal).
 #[cfg(feature = "report")]
 const MAX_DF: f64 = 1e6;
 
-/// P(T > t) for Student's t with `df` > 0 degrees of freedom and t >= 0:
-/// I_{df/(df+t²)}(df/2, 1/2) / 2. NaN for df that is not positive.
+/// Student's t with `df` > 0 degrees of freedom (fractional too: the
+/// Welch-Satterthwaite df are), from the maintained `statrs` crate; None
+/// for df that is not positive.
+#[cfg(feature = "report")]
+fn students_t(df: f64) -> Option<statrs::distribution::StudentsT> {
+    if df.is_nan() || df <= 0.0 {
+        return None;
+    }
+    statrs::distribution::StudentsT::new(0.0, 1.0, df.min(MAX_DF)).ok()
+}
+
+/// P(T > t) for Student's t with `df` > 0 degrees of freedom. NaN for df
+/// that is not positive.
 #[cfg(feature = "report")]
 pub fn t_upper_tail(t: f64, df: f64) -> f64 {
-    if df.is_nan() || df <= 0.0 || t.is_nan() {
-        return f64::NAN;
+    use statrs::distribution::ContinuousCDF;
+    match students_t(df) {
+        Some(d) if !t.is_nan() => d.sf(t),
+        _ => f64::NAN,
     }
-    if t < 0.0 {
-        return 1.0 - t_upper_tail(-t, df);
-    }
-    let df = df.min(MAX_DF);
-    // With r = t²/df: x = df/(df+t²) = 1/(1+r) and 1-x = 1/(1+1/r), as
-    // logarithms, right for r = 0 and for r = inf; where t² overflows,
-    // ln x = ln df - 2 ln t.
-    let r = t * t / df;
-    let ln_x = if r.is_finite() {
-        -r.ln_1p()
-    } else {
-        df.ln() - 2.0 * t.ln()
-    };
-    let ln_y = -(1.0 / r).ln_1p();
-    0.5 * inc_beta(ln_x, ln_y, df / 2.0, 0.5)
 }
 
 /// The 0.975 quantile of Student's t distribution with `df` degrees of
 /// freedom (the factor of a two-sided 95% interval), for any df > 0 -
 /// Welch-Satterthwaite degrees of freedom are fractional: the inverse of
-/// t_upper_tail() by bisection, to 1e-12 relative. NaN for df that is not
-/// positive, infinite where it is beyond f64 (df below about 0.005).
+/// t_upper_tail() by bisection, to 1e-12 relative (statrs' own quantile
+/// is off by 1e-4 at large df and gives up below df 0.1). NaN for df that
+/// is not positive, infinite where it is beyond f64 (df below about
+/// 0.005).
 #[cfg(feature = "report")]
 pub fn t975(df: f64) -> f64 {
     if df.is_nan() || df <= 0.0 {
         return f64::NAN;
     }
     // The quantile is above the normal one (1.96) for every df: bracket it
-    // from 1 by doubling, where the tail is monotone.
+    // from 1 by doubling, where the tail is monotone - up to where t²
+    // overflows (t ~ 1.3e154), past which statrs' tail is not computed:
+    // a quantile there counts as beyond f64.
     let (mut lo, mut hi) = (1.0f64, 2.0f64);
     while t_upper_tail(hi, df) >= 0.025 {
         lo = hi;
         hi *= 2.0;
-        if !hi.is_finite() {
+        if !(hi * hi).is_finite() {
             return f64::INFINITY;
         }
     }
