@@ -33,10 +33,14 @@ own_counter() {
 }
 
 # reasons_but REASON...: offload every migration reason the kernel knows
-# but these (one write of the reasons control).
+# but these (one write of the reasons control); on failure a FAIL line
+# "${P:-$TEST_PREFIX}_reasons" (the reasons put back), status 1.
 reasons_but() {
 	_saved=$(cat $CTL/reasons)
-	echo all >$CTL/reasons
+	if ! echo all >$CTL/reasons; then
+		fail "${P:-$TEST_PREFIX}_reasons" "writing 'all' to $CTL/reasons failed"
+		return 1
+	fi
 	_all=$(cat $CTL/reasons)
 	_want=
 	for _r in $_all; do
@@ -44,7 +48,10 @@ reasons_but() {
 		for _x in "$@"; do [ "$_r" = "$_x" ] && _keep=0; done
 		[ $_keep = 0 ] || _want="$_want $_r"
 	done
-	echo "$_want" >$CTL/reasons || { echo "$_saved" >$CTL/reasons; return 1; }
+	echo "$_want" >$CTL/reasons && return 0
+	fail "${P:-$TEST_PREFIX}_reasons" "writing '$_want' to $CTL/reasons failed"
+	echo "$_saved" >$CTL/reasons
+	return 1
 }
 
 # need_movablecore NAME: SKIP NAME unless the kernel was booted with a

@@ -302,9 +302,14 @@ fn throughput_point(o: &RunOptions, size: u64, progress: &mut Progress) -> Resul
     }
     for it in 0..o.iterations {
         let mut buf = Buffer::new(o, size, it as u64)?;
-        let (times, d) = checked_move(o, &mut buf, o.total, &what, |b| {
-            move_all(b, o.total, o.to, folios as usize)
+        let ((times, task, machine), d) = checked_move(o, &mut buf, o.total, &what, |b| {
+            let (task0, machine0) = (sys::thread_cpu_secs()?, sys::machine_cpu_secs()?);
+            let times = move_all(b, o.total, o.to, folios as usize)?;
+            let (task1, machine1) = (sys::thread_cpu_secs()?, sys::machine_cpu_secs()?);
+            Ok((times, task1 - task0, machine1 - machine0))
         })?;
+        p.task_cpu_runs.push(task);
+        p.machine_cpu_runs.push(machine);
         let secs: f64 = times.iter().sum();
         gbps.push(o.total as f64 / secs / 1e9);
         p.thp_migrated += d.thp_migration_success;

@@ -59,6 +59,14 @@ pub struct Point {
     pub thp_migrated: u64,
     #[serde(flatten)]
     pub offload: Offload,
+    /// The CPU time of each measurement's moves, in seconds: the migrating
+    /// task's own (its thread's clock), and every CPU's busy time (the
+    /// migrators' workers, kworkers and interrupts too). Empty in runs of
+    /// migbench versions that did not measure them.
+    #[serde(default)]
+    pub task_cpu_runs: Vec<f64>,
+    #[serde(default)]
+    pub machine_cpu_runs: Vec<f64>,
     /// The mean of each boot's measurements, once `migbench report` has
     /// pooled the rounds (a round is one boot).
     #[serde(default)]
@@ -78,6 +86,18 @@ impl Point {
             folios,
             ..Default::default()
         }
+    }
+
+    /// Milliseconds of CPU time per GB (10^9 bytes) moved, over the
+    /// measurements of `cpu_runs` (each of `bytes`): mean and sd; None
+    /// where none was measured.
+    pub fn cpu_ms_per_gb(cpu_runs: &[f64], bytes: u64) -> Option<MeanSd> {
+        if cpu_runs.is_empty() || bytes == 0 {
+            return None;
+        }
+        let gb = bytes as f64 / 1e9;
+        let ms: Vec<f64> = cpu_runs.iter().map(|s| s * 1e3 / gb).collect();
+        Some(MeanSd::of(&ms))
     }
 }
 
@@ -351,19 +371,25 @@ impl RunReport {
         );
         let _ = writeln!(
             s,
-            "{:>6}  {:>16}  {:>8}  {:>12}  {:>10}",
-            "folio", "GB/s", "folios", "by migrator", "fell back"
+            "{:>6}  {:>16}  {:>8}  {:>12}  {:>10}  {:>12}  {:>12}",
+            "folio", "GB/s", "folios", "by migrator", "fell back", "task ms/GB", "CPUs ms/GB"
         );
         for p in &self.points {
             let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            let cpu = |runs: &[f64]| {
+                Point::cpu_ms_per_gb(runs, self.total_bytes)
+                    .map_or("-".to_string(), |m| format!("{:.1}", m.mean))
+            };
             let _ = writeln!(
                 s,
-                "{:>6}  {:>16}  {:>8}  {:>12}  {:>10}",
+                "{:>6}  {:>16}  {:>8}  {:>12}  {:>10}  {:>12}  {:>12}",
                 format_size(p.folio_bytes),
                 format!("{:.3} ± {:.3}", p.gbps.mean, p.gbps.sd),
                 p.folios * self.iterations as u64,
                 opt(p.offload.copied),
-                opt(p.offload.fallback)
+                opt(p.offload.fallback),
+                cpu(&p.task_cpu_runs),
+                cpu(&p.machine_cpu_runs)
             );
         }
         for m in self.memcpy.iter().chain(&self.memcpy_parallel) {

@@ -701,6 +701,34 @@ pub fn tiered_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>,
 }
 
 /// Cells above the relative-sd target, for the report's summary.
+/// The CPU time per GB moved of every configuration with throughput cells,
+/// by folio size: "task / CPUs", the migrating task's own time and every
+/// CPU's busy time, milliseconds per GB (10^9 bytes), means over the
+/// measurements; "-" where the runs did not measure it.
+pub fn cpu_table(runs: &[RunReport], sizes: &[u64]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head = vec!["CPU ms/GB: task / CPUs".to_string()];
+    head.extend(sizes.iter().map(|&s| format_size(s)));
+    let mut rows = Vec::new();
+    for r in runs.iter().filter(|r| !r.points.is_empty()) {
+        let mut row = vec![r.label.clone()];
+        let mut any = false;
+        for &size in sizes {
+            let p = r.points.iter().find(|p| p.folio_bytes == size);
+            let cell = p.and_then(|p| {
+                let task = Point::cpu_ms_per_gb(&p.task_cpu_runs, r.total_bytes)?;
+                let all = Point::cpu_ms_per_gb(&p.machine_cpu_runs, r.total_bytes)?;
+                Some(format!("{:.0} / {:.0}", task.mean, all.mean))
+            });
+            any |= cell.is_some();
+            row.push(cell.unwrap_or_else(|| "-".into()));
+        }
+        if any {
+            rows.push(row);
+        }
+    }
+    (head, rows)
+}
+
 fn noisy_cells(runs: &[RunReport]) -> Vec<String> {
     let mut v = Vec::new();
     for r in runs {
@@ -786,6 +814,7 @@ pub struct Tables {
     pub batch: Option<String>,
     pub count: Option<String>,
     pub tiered: Option<String>,
+    pub cpu: Option<String>,
 }
 
 fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> String {
@@ -877,6 +906,20 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               not seen, not as the whole call; a '*' \
               where the migrator did not copy every folio (see Runs). See latency.png.\n\n";
         s += b;
+    }
+    if let Some(c) = &t.cpu {
+        s += "\n## CPU time per GB moved\n\n";
+        s += "Milliseconds of CPU time per GB (10^9 bytes) moved, means over the \
+              measurements of the throughput table: the migrating task's own time (its \
+              thread's CPU clock around its move_pages() calls: the copies it makes itself, \
+              or the waiting on a migrator's, kernel and user time alike), then every \
+              CPU's busy time over the same calls (the root cgroup's cpu.stat usage, else \
+              /proc/stat's busy ticks: the migrators' workers, kworkers and interrupts too, \
+              and whatever else the guest ran meanwhile). What an offload frees is the \
+              task's time it takes over; what it costs, the difference in the second. The \
+              first clock is the scheduler's, the second sampled at the tick: where the \
+              task alone ran, the second can come out a few percent below the first.\n\n";
+        s += c;
     }
     if let Some(c) = &t.count {
         s += "\n## Throughput by folios per call\n\n";
@@ -1240,6 +1283,8 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
             |q, p| {
                 q.gbps_runs.extend(&p.gbps_runs);
                 q.gbps = MeanSd::of(&q.gbps_runs);
+                q.task_cpu_runs.extend(&p.task_cpu_runs);
+                q.machine_cpu_runs.extend(&p.machine_cpu_runs);
                 q.boot_means.extend(&p.boot_means);
                 q.boot_rounds.extend(&p.boot_rounds);
                 q.thp_migrated += p.thp_migrated;
@@ -1375,6 +1420,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     let (batch_head, batch_rows) = batch_table(&runs);
     let (count_head, count_rows) = count_table(&runs, baseline);
     let (tiered_head, tiered_rows) = tiered_table(&runs, baseline);
+    let (cpu_head, cpu_rows) = cpu_table(&runs, &sizes);
     print!("{}", text_table(&head, &rows));
     println!();
     print!("{}", text_table(&ratio_head, &ratio_rows));
@@ -1386,6 +1432,10 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     print!("{}", text_table(&ratio_head, &boot_rows));
     println!();
     print!("{}", text_table(&ratio_head, &round_rows));
+    if !cpu_rows.is_empty() {
+        println!();
+        print!("{}", text_table(&cpu_head, &cpu_rows));
+    }
     if !batch_rows.is_empty() {
         println!();
         print!("{}", text_table(&batch_head, &batch_rows));
@@ -1413,6 +1463,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         batch: (!batch_rows.is_empty()).then(|| markdown_table(&batch_head, &batch_rows)),
         count: (!count_rows.is_empty()).then(|| markdown_table(&count_head, &count_rows)),
         tiered: (!tiered_rows.is_empty()).then(|| markdown_table(&tiered_head, &tiered_rows)),
+        cpu: (!cpu_rows.is_empty()).then(|| markdown_table(&cpu_head, &cpu_rows)),
     };
     let md = markdown(&runs, baseline, &meta, &tables);
     fs::write(format!("{out}/report.md"), md).map_err(|e| format!("write {out}/report.md: {e}"))?;
@@ -1427,6 +1478,26 @@ pub fn main(argv: &[String]) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::stats::MeanSd;
+
+    #[test]
+    fn cpu_time_per_gb() {
+        let mut a = run(
+            "no-migrator",
+            Some("none"),
+            &[(4096, 1.0, None), (65536, 1.0, None)],
+        );
+        let b = run("old", None, &[(4096, 1.0, None)]);
+        // 4 MiB per measurement (run()'s total_bytes): 4.194304 GB/1000.
+        a.points[0].task_cpu_runs = vec![0.004194304, 0.008388608];
+        a.points[0].machine_cpu_runs = vec![0.008388608, 0.008388608];
+        let m = Point::cpu_ms_per_gb(&a.points[0].task_cpu_runs, a.total_bytes).expect("some");
+        assert!((m.mean - 1500.0).abs() < 1e-9, "{m:?}");
+        assert!(Point::cpu_ms_per_gb(&[], 4096).is_none());
+        let (head, rows) = cpu_table(&[a, b], &[4096, 65536]);
+        assert_eq!(head, ["CPU ms/GB: task / CPUs", "4K", "64K"]);
+        // A run that did not measure it has no row; a size without it, "-".
+        assert_eq!(rows, [["no-migrator", "1500 / 2000", "-"]]);
+    }
 
     fn run(label: &str, migrator: Option<&str>, points: &[(u64, f64, Option<u64>)]) -> RunReport {
         RunReport {
@@ -1611,6 +1682,7 @@ mod tests {
             batch: None,
             count: None,
             tiered: None,
+            cpu: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(md.contains("Not compared with the baseline:\n\n- series-aged (aged memory"));
@@ -2003,6 +2075,7 @@ mod tests {
             batch: None,
             count: None,
             tiered: None,
+            cpu: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(
@@ -2222,6 +2295,7 @@ mod tests {
             batch: None,
             count: None,
             tiered: Some(markdown_table(&head, &rows)),
+            cpu: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(md.contains("\n## Tiered memory\n"), "{md}");

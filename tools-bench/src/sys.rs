@@ -99,6 +99,66 @@ impl Drop for Controls {
     }
 }
 
+/// The CPU time this thread has run, user and kernel, in seconds
+/// (CLOCK_THREAD_CPUTIME_ID, exact to the scheduler's clock): the
+/// migrating task's own share of a move.
+pub fn thread_cpu_secs() -> Result<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the call.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Err(os_err("clock_gettime(CLOCK_THREAD_CPUTIME_ID)"));
+    }
+    Ok(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// `usage_usec` of a cgroup v2 cpu.stat.
+pub fn parse_cpu_stat_usage(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("usage_usec "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The busy time of /proc/stat's "cpu" line, in clock ticks: user, nice,
+/// system, irq and softirq (guest time is counted in user already; idle,
+/// iowait and steal - the host's - are not the machine's work).
+pub fn parse_proc_stat_busy(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    if f.len() < 7 {
+        return None;
+    }
+    Some(f[0] + f[1] + f[2] + f[5] + f[6])
+}
+
+/// The CPU time every CPU of the machine has spent busy, in seconds: the
+/// root cgroup's cpu.stat usage_usec where cgroup v2 is mounted (the
+/// kernel's own sum of the same per-CPU times, in microseconds), else
+/// /proc/stat's busy ticks (hundredths of a second).
+pub fn machine_cpu_secs() -> Result<f64> {
+    if let Some(us) = fs::read_to_string(format!("{CGROUP_ROOT}/cpu.stat"))
+        .ok()
+        .as_deref()
+        .and_then(parse_cpu_stat_usage)
+    {
+        return Ok(us as f64 * 1e-6);
+    }
+    let text = fs::read_to_string("/proc/stat").map_err(|e| format!("read /proc/stat: {e}"))?;
+    let ticks = parse_proc_stat_busy(&text).ok_or("/proc/stat: no cpu line")?;
+    // SAFETY: sysconf() takes no pointers.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz <= 0 {
+        return Err(os_err("sysconf(_SC_CLK_TCK)"));
+    }
+    Ok(ticks as f64 / hz as f64)
+}
+
 /// The cgroup v2 path of this process, from the "0::PATH" line of
 /// /proc/self/cgroup.
 pub fn parse_own_cgroup(text: &str) -> Option<String> {
@@ -563,6 +623,29 @@ mod tests {
         assert!(parse_cpulist("3-1").is_err());
         assert!(parse_cpulist("a").is_err());
         assert!(parse_cpulist("1-").is_err());
+    }
+
+    #[test]
+    fn cpu_time_sources() {
+        assert_eq!(
+            parse_cpu_stat_usage("usage_usec 1234567\nuser_usec 1000\nsystem_usec 234567\n"),
+            Some(1_234_567)
+        );
+        assert_eq!(parse_cpu_stat_usage("user_usec 1\n"), None);
+        // user nice system idle iowait irq softirq steal guest guest_nice:
+        // idle, iowait and steal are not the machine's work.
+        let stat = "cpu  100 2 30 5000 40 5 6 700 0 0\ncpu0 50 1 15 2500 20 2 3 350 0 0\n";
+        assert_eq!(parse_proc_stat_busy(stat), Some(100 + 2 + 30 + 5 + 6));
+        assert_eq!(parse_proc_stat_busy("cpu0 1 2 3 4 5 6 7\n"), None);
+        assert_eq!(parse_proc_stat_busy("cpu  1 2 3\n"), None);
+        // The thread's own clock moves forward with work.
+        let t0 = thread_cpu_secs().expect("clock");
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        }
+        assert!(x != 1);
+        assert!(thread_cpu_secs().expect("clock") > t0);
     }
 
     #[test]
