@@ -36,7 +36,8 @@
  *   - migrate_offload_folios_copied did not grow (page cache is copied by
  *     the CPU during the move, never by a migrator); with no migrator no
  *     offload counter moved.
- * NEGATIVE=copied (expect page cache copied by the migrator), bytes, large
+ * NEGATIVE=copied (expect page cache copied by the migrator), dirty (no
+ * fsync() before the drop), bytes, large
  * or node expects one wrong thing.
  */
 #include "migrate_paths.h"
@@ -365,18 +366,44 @@ int main(int argc, char **argv)
 		check_chunk(chunk, c, g, "pread()");
 	}
 
-	/* Written back? Drop the page cache and read the disk. */
-	if (fsync(fd))
+	/*
+	 * Written back? Drop the page cache and read the disk; a page still
+	 * cached must not be dirty after fsync() (a folio whose dirty state
+	 * the migration lost or kept wrongly would hide there).
+	 * NEGATIVE=dirty writes the first page again (the same bytes) and
+	 * skips the fsync() and the drop: that page stays dirty.
+	 */
+	if (negative("dirty") && (pread(fd, chunk, page_size, 0) != (ssize_t)page_size ||
+				  pwrite(fd, chunk, page_size, 0) != (ssize_t)page_size))
+		fail("NEGATIVE=dirty: rewriting the first page: %s", strerror(errno));
+	if (!negative("dirty") && fsync(fd))
 		fail("fsync: %s", strerror(errno));
 	munmap(map, FILE_SIZE);
-	status = posix_fadvise(fd, 0, FILE_SIZE, POSIX_FADV_DONTNEED);
+	status = negative("dirty") ? 0 : posix_fadvise(fd, 0, FILE_SIZE, POSIX_FADV_DONTNEED);
 	if (status)
 		fail("POSIX_FADV_DONTNEED: %s", strerror(status));
 	map = mmap(NULL, FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED || mincore(map, FILE_SIZE, vec))
 		fail("mincore: %s", strerror(errno));
-	for (i = 0; i < nr_pages; i++)
-		resident += vec[i] & 1;
+	for (i = 0; i < nr_pages; i++) {
+		if (!(vec[i] & 1))
+			continue;
+		resident++;
+		/* Map it (a read fault of a cached page dirties nothing). */
+		(void)*(volatile char *)(map + i * page_size);
+	}
+	if (resident) {
+		struct layout cached;
+
+		layout_read(&cached, map, nr_pages);
+		for (i = 0; i < nr_pages; i++)
+			if ((vec[i] & 1) && cached.pfn[i] &&
+			    (cached.flags[i] & BIT64(KPF_DIRTY)))
+				fail("page %lu is still cached and dirty after fsync() (pfn %#llx, kpageflags %#llx)",
+				     i, (unsigned long long)cached.pfn[i],
+				     (unsigned long long)cached.flags[i]);
+		layout_free(&cached);
+	}
 	munmap(map, FILE_SIZE);
 	for (c = 0; c < NR_CHUNKS; c++) {
 		if (pread(fd, chunk, CHUNK, c * CHUNK) != (ssize_t)CHUNK)

@@ -30,6 +30,7 @@ pattern() {
 	partial) echo "nr_anon_partially_mapped grew" ;;
 	whole) echo "not whole" ;;
 	devmig) echo "migrating [0-9]* pages to" ;;
+	dirty) echo "cached and dirty" ;;
 	esac
 }
 
@@ -83,7 +84,7 @@ done
 neg large shmem_migrate_test shmem_migrate_tmpfs_2m none tmpfs:/mnt/neg_huge 2048 16 plain
 neg softdirty shmem_migrate_test shmem_migrate_memfd_64k_softdirty none memfd 64 64 softdirty
 neg mlock shmem_migrate_test shmem_migrate_anon_64k_mlock none anon 64 64 mlock
-for w in copied bytes large node; do
+for w in copied bytes large node dirty; do
 	neg $w ext4_migrate_test ext4_migrate none /mnt/neg_ext4/file large
 done
 for w in offload node bytes enoent devmig; do
