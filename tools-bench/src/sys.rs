@@ -52,7 +52,7 @@ pub fn write_control(path: &str, value: &str) -> Result<()> {
     fs::write(path, value).map_err(|e| format!("write '{value}' to {path}: {e}"))
 }
 
-/// Parses /proc/vmstat's "name value" lines.
+/// Parses "name value" lines: /proc/vmstat's, a cgroup's cpu.stat.
 pub fn parse_vmstat(text: &str) -> HashMap<String, u64> {
     text.lines()
         .filter_map(|l| {
@@ -114,13 +114,6 @@ pub fn thread_cpu_secs() -> Result<f64> {
     Ok(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
-/// `usage_usec` of a cgroup v2 cpu.stat.
-pub fn parse_cpu_stat_usage(text: &str) -> Option<u64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("usage_usec "))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 /// The busy time of /proc/stat's "cpu" line, in clock ticks: user, nice,
 /// system, irq and softirq (guest time is counted in user already; idle,
 /// iowait and steal - the host's - are not the machine's work).
@@ -142,10 +135,11 @@ pub fn parse_proc_stat_busy(text: &str) -> Option<u64> {
 /// kernel's own sum of the same per-CPU times, in microseconds), else
 /// /proc/stat's busy ticks (hundredths of a second).
 pub fn machine_cpu_secs() -> Result<f64> {
-    if let Some(us) = fs::read_to_string(format!("{CGROUP_ROOT}/cpu.stat"))
+    if let Some(&us) = fs::read_to_string(format!("{CGROUP_ROOT}/cpu.stat"))
         .ok()
-        .as_deref()
-        .and_then(parse_cpu_stat_usage)
+        .map(|t| parse_vmstat(&t))
+        .as_ref()
+        .and_then(|m| m.get("usage_usec"))
     {
         return Ok(us as f64 * 1e-6);
     }
@@ -627,11 +621,8 @@ mod tests {
 
     #[test]
     fn cpu_time_sources() {
-        assert_eq!(
-            parse_cpu_stat_usage("usage_usec 1234567\nuser_usec 1000\nsystem_usec 234567\n"),
-            Some(1_234_567)
-        );
-        assert_eq!(parse_cpu_stat_usage("user_usec 1\n"), None);
+        let cpu_stat = parse_vmstat("usage_usec 1234567\nuser_usec 1000\nsystem_usec 234567\n");
+        assert_eq!(cpu_stat.get("usage_usec"), Some(&1_234_567));
         // user nice system idle iowait irq softirq steal guest guest_nice:
         // idle, iowait and steal are not the machine's work.
         let stat = "cpu  100 2 30 5000 40 5 6 700 0 0\ncpu0 50 1 15 2500 20 2 3 350 0 0\n";
