@@ -700,7 +700,6 @@ pub fn tiered_table<'a>(runs: &'a [RunReport], baseline: usize) -> (Vec<String>,
     (head, rows)
 }
 
-/// Cells above the relative-sd target, for the report's summary.
 /// The CPU time per GB moved of every configuration with throughput cells,
 /// by folio size: "task / CPUs", the migrating task's own time and every
 /// CPU's busy time, milliseconds per GB (10^9 bytes), means over the
@@ -709,7 +708,7 @@ pub fn cpu_table(runs: &[RunReport], sizes: &[u64]) -> (Vec<String>, Vec<Vec<Str
     let mut head = vec!["CPU ms/GB: task / CPUs".to_string()];
     head.extend(sizes.iter().map(|&s| format_size(s)));
     let mut rows = Vec::new();
-    for r in runs.iter().filter(|r| !r.points.is_empty()) {
+    for r in runs {
         let mut row = vec![r.label.clone()];
         let mut any = false;
         for &size in sizes {
@@ -729,6 +728,7 @@ pub fn cpu_table(runs: &[RunReport], sizes: &[u64]) -> (Vec<String>, Vec<Vec<Str
     (head, rows)
 }
 
+/// Cells above the relative-sd target, for the report's summary.
 fn noisy_cells(runs: &[RunReport]) -> Vec<String> {
     let mut v = Vec::new();
     for r in runs {

@@ -68,8 +68,9 @@ impl Percentiles {
 }
 
 /// Beyond this many degrees of freedom Student's t is the normal
-/// distribution to within 1e-6 relative (statrs computes it exactly up to
-/// there; past it, and for an infinite df, it is the normal).
+/// distribution to within 1e-6 relative, and df is clamped to it: statrs
+/// computes the tail exactly up to there, but past about 1e15 (and for an
+/// infinite df) its tail goes wrong and t975() would come out infinite.
 #[cfg(feature = "report")]
 const MAX_DF: f64 = 1e6;
 
