@@ -168,6 +168,7 @@ build_kernel() {
 			INSTALL_MOD_PATH="$out/mods" >>"$log" 2>&1 || die "modules_install of $k failed"
 		touch "$out/mods/.stamp"
 	fi
+	sha1sum <"$out/arch/x86/boot/bzImage" | cut -c1-12 >"$out/bzImage.sha1"
 	say "build $k: done in $(($(date +%s) - t0)) s"
 }
 
@@ -194,6 +195,10 @@ build_selftests() {
 	stage=$out/selftests-stage
 	rm -rf "$stage" && mkdir -p "$stage/mm-selftests"
 	cp -a "$st"/. "$stage/mm-selftests/"
+	# What the image holds, for the results' stamps: the image itself is
+	# made anew at every build.
+	(cd "$stage" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha1sum) |
+		sha1sum | cut -c1-12 >"$out/selftests.sha1"
 	rm -f "$out/selftests.ext4"
 	truncate -s 2G "$out/selftests.ext4"
 	mkfs.ext4 -q -F -d "$stage" "$out/selftests.ext4" >>"$log" 2>&1 ||
@@ -260,13 +265,17 @@ selftests_of() {
 }
 
 # stamp CONFIG SUITE: what a result was measured with - the kernel, the
-# selftests image, the guest script.
+# selftests in the image (hashes written by the builds), the guest script.
 stamp() {
 	local k st
 	k=$(kernel_of "$1")
 	st=$(selftests_of "$1")
-	{ sha1sum <"$BUILD_DIR/mmci-$k/arch/x86/boot/bzImage"
-	  stat -c '%s %Y' "$BUILD_DIR/mmci-$st/selftests.ext4"
+	# (Builds before those hashes: the kernel hashed here, the image by
+	# its size and time.)
+	{ cat "$BUILD_DIR/mmci-$k/bzImage.sha1" 2>/dev/null ||
+		sha1sum <"$BUILD_DIR/mmci-$k/arch/x86/boot/bzImage"
+	  cat "$BUILD_DIR/mmci-$st/selftests.sha1" 2>/dev/null ||
+		stat -c '%s %Y' "$BUILD_DIR/mmci-$st/selftests.ext4"
 	  guest_script "$1" "$2"; } | sha1sum | cut -c1-12
 }
 

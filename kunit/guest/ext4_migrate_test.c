@@ -368,8 +368,10 @@ int main(int argc, char **argv)
 
 	/*
 	 * Written back? Drop the page cache and read the disk; a page still
-	 * cached must not be dirty after fsync() (a folio whose dirty state
-	 * the migration lost or kept wrongly would hide there).
+	 * cached must not be dirty after fsync(): fsync() writes back what the
+	 * mapping's xarray tags dirty, so a migrated folio left PG_dirty
+	 * without its tag (moved wrongly) would stay dirty, unwritten and
+	 * undroppable, hidden among the pages the drop may leave cached.
 	 * NEGATIVE=dirty writes the first page again (the same bytes) and
 	 * skips the fsync() and the drop: that page stays dirty.
 	 */

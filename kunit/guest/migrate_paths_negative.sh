@@ -31,6 +31,7 @@ pattern() {
 	whole) echo "not whole" ;;
 	devmig) echo "migrating [0-9]* pages to" ;;
 	dirty) echo "cached and dirty" ;;
+	*) echo "no pattern for NEGATIVE=$1: add one to pattern()" >&2; return 1 ;;
 	esac
 }
 
@@ -43,7 +44,9 @@ neg() {
 	line=$(echo "$out" | grep "^GUEST-TEST: FAIL" | head -n 1)
 	if [ -z "$line" ]; then
 		fail "negative_${what}_$2" "passed with NEGATIVE=$what: $(echo "$out" | tail -n 1)"
-	elif echo "$line" | grep -qE "$(pattern "$what")"; then
+	elif ! pat=$(pattern "$what"); then
+		fail "negative_${what}_$2" "no pattern for NEGATIVE=$what"
+	elif echo "$line" | grep -qE "$pat"; then
 		pass "negative_${what}_$2 (${line#GUEST-TEST: FAIL })"
 	else
 		fail "negative_${what}_$2" "failed, but not on the check NEGATIVE=$what turns round: ${line#GUEST-TEST: FAIL }"

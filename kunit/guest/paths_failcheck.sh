@@ -27,7 +27,6 @@ expect_fail() {
 	fi
 }
 
-quiet_start
 prog=${1}_test
 # The reason of the path, and what its placement check says of a page left
 # where the operation must not leave it.
@@ -38,6 +37,7 @@ contig_range) reason=contig_range nomove="in the 1 GiB page at" ;;
 soft_offline) reason=memory_failure nomove="did not move" ;;
 *) fail "failcheck_$1" "unknown path '$1'"; exit 0 ;;
 esac
+quiet_start
 # Data changed after the migration, or left where it was.
 expect_fail "${1}_corrupt" "byte 33936 " ${prog}_corrupt fc_${1}_corrupt none
 expect_fail "${1}_nomove" "$nomove" ${prog}_nomove fc_${1}_nomove none
