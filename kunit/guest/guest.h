@@ -29,7 +29,9 @@
 
 #define MPOL_DEFAULT	0
 #define MPOL_BIND	2
+#define MPOL_MF_STRICT	(1 << 0)
 #define MPOL_MF_MOVE	(1 << 1)
+#define MPOL_MF_MOVE_ALL (1 << 2)
 #define PMD_SIZE	(2UL << 20)
 #define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
 

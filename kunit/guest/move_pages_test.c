@@ -26,6 +26,10 @@
  *   mixed     the migrator copied some folios and the CPU the others (some
  *             batches failed), each folio counted once.
  *
+ * MOVE_HOW in the environment chooses the call: move_pages (the default,
+ * MPOL_MF_MOVE), move_all (move_pages() with MPOL_MF_MOVE_ALL) or mbind
+ * (mbind(MPOL_BIND, MPOL_MF_MOVE | MPOL_MF_STRICT) of the whole range).
+ *
  * Prints one line, "GUEST-TEST: PASS NAME" or "GUEST-TEST: FAIL NAME: why",
  * and exits 0 or 1. No libnuma in the guest: raw system calls.
  */
@@ -96,7 +100,10 @@ int main(int argc, char **argv)
 	size_t folio_size, len;
 	void **addrs;
 	int *nodes, *status, from = 0, to = 1;
+	const char *how = getenv("MOVE_HOW");
+	unsigned long to_mask;
 	char *buf;
+	long rc;
 
 	if (argc < 4 || argc > 6 || (argc == 6 && strcmp(argv[5], "1to0"))) {
 		fprintf(stderr, "usage: %s NAME FOLIO_KB TOTAL_KB [none|all|one|fallback|mixed [1to0]]\n",
@@ -149,10 +156,22 @@ int main(int argc, char **argv)
 	success = vmstat("pgmigrate_success");
 	thp_success = vmstat("thp_migration_success");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (move_pages(nr_folios, addrs, nodes, status, MPOL_MF_MOVE))
-		fail("move_pages(to node %d): %s", to, strerror(errno));
+	to_mask = 1UL << to;
+	if (!how || !strcmp(how, "move_pages"))
+		rc = move_pages(nr_folios, addrs, nodes, status, MPOL_MF_MOVE);
+	else if (!strcmp(how, "move_all"))
+		rc = move_pages(nr_folios, addrs, nodes, status, MPOL_MF_MOVE_ALL);
+	else if (!strcmp(how, "mbind"))
+		rc = syscall(SYS_mbind, buf, len, MPOL_BIND, &to_mask,
+			     8 * sizeof(to_mask), MPOL_MF_MOVE | MPOL_MF_STRICT);
+	else
+		fail("unknown MOVE_HOW '%s'", how);
+	if (rc)
+		fail("%s(to node %d): %s", how ? how : "move_pages", to,
+		     strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	for (i = 0; i < nr_folios; i++)
+	/* mbind() reports no status: check_nodes() below checks each page. */
+	for (i = 0; (!how || strcmp(how, "mbind")) && i < nr_folios; i++)
 		if (status[i] != to)
 			fail("folio %lu: status %d after the move", i, status[i]);
 	success = vmstat("pgmigrate_success") - success;

@@ -6,7 +6,7 @@
 # threads, every byte compared and every node checked (move_pages_test),
 # vmstat's offload counters and mtcopy's own counters matched. Then bad
 # control writes, unloading it while another process migrates, and its
-# default policy (min_batch_bytes).
+# default policy (min_batch_bytes, max_batch_bytes).
 M=/sys/kernel/debug/mtcopy
 CTL=/sys/kernel/mm/migrate_offload
 SIZES="4 16 64 256 1024 2048"
@@ -65,17 +65,29 @@ unload_under_load() {
 check mtcopy_unload_under_load unload_under_load
 
 # The default policy: batches of the default size (2 MiB) stay on the
-# serial copy; batches of 8 MiB (debugfs batch_max_pages) go to the threads.
+# serial copy; a task moving its own memory gets the 32 MiB batches mtcopy
+# asks for (here 8 MiB, all there is), which go to the threads, but 4K
+# folios no more than the default batch's 512 (2 MiB: serial); with the
+# administrator's max_batch_bytes at 0, every batch is of the default
+# size. Batches of 8 MiB set through debugfs batch_max_pages go to the
+# threads at 4K too.
 BMP=/sys/kernel/debug/migrate/batch_max_pages
 if insmod /tests/mtcopy.ko; then
 	check mtcopy_default_min_batch_bytes expect_file $CTL/min_batch_bytes auto
 	check mtcopy_default_threads expect_file $M/nr_threads 2
-	move_pages_test mtcopy_default_2048k 2048 "$TOTAL_KB" none
+	check mtcopy_default_max_batch expect_file $CTL/effective_max_batch_bytes 33554432
+	move_pages_test mtcopy_default_2048k 2048 "$TOTAL_KB" all
+	move_pages_test mtcopy_default_64k 64 "$TOTAL_KB" all
 	move_pages_test mtcopy_default_4k 4 "$TOTAL_KB" none
+	# The default batch only, from here: debugfs alone makes it larger.
+	echo 0 >$CTL/max_batch_bytes
+	move_pages_test mtcopy_default_bound_0_2048k 2048 "$TOTAL_KB" none
+	bmp=$(cat $BMP)
 	echo 2048 >$BMP
 	move_pages_test mtcopy_default_large_batch_2048k 2048 "$TOTAL_KB" all
 	move_pages_test mtcopy_default_large_batch_4k 4 "$TOTAL_KB" all
-	echo 512 >$BMP
+	echo "$bmp" >$BMP
+	echo 33554432 >$CTL/max_batch_bytes
 	rmmod mtcopy || fail mtcopy_default_unload "rmmod failed"
 else
 	fail mtcopy_default_load "insmod mtcopy failed"

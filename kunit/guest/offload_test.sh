@@ -169,3 +169,56 @@ leaked_registration() {
 	move_pages_test offload_leak_after_4k 4 4096 none
 }
 check offload_leaked_registration leaked_registration
+
+# Larger batches for a task that moves its own memory (move_pages() on
+# itself, mbind() with MPOL_MF_MOVE): the migrator's wish (8 MiB here)
+# within max_batch_bytes, never more than the bound (but for one folio
+# larger), never more folios than the default batch has pages (512), and
+# the default batch (2 MiB) once the bound is 0, and for move_pages() with
+# MPOL_MF_MOVE_ALL, which may take other processes' folios. Only the
+# reasons of these calls are offloaded meanwhile, so that no other batch
+# (compaction, NUMA hinting) reaches the migrator. The test migrator
+# records the largest batch it was given.
+expect_largest() {
+	b=$(cat $PARAMS/largest_batch)
+	f=$(cat $PARAMS/largest_batch_folios)
+	[ "$b" = "$1" ] && [ "$f" = "$2" ] ||
+		{ echo "largest batch $b bytes in $f folios, want $1 bytes in $2"; return 1; }
+}
+
+# batch_sized HOW NAME FOLIO_KB TOTAL_KB BOUND BYTES FOLIOS: move TOTAL_KB
+# of FOLIO_KB folios by HOW (move_pages_test's MOVE_HOW) with
+# max_batch_bytes at BOUND, the migrator copying every folio (NAME_move);
+# the largest batch must be BYTES in FOLIOS folios (NAME).
+batch_sized() {
+	if ! echo "$5" >$CTL/max_batch_bytes || ! echo 0 >$PARAMS/largest_batch ||
+	   ! echo 0 >$PARAMS/largest_batch_folios; then
+		fail "$2" "cannot set max_batch_bytes to $5 or reset largest_batch"
+		return
+	fi
+	export MOVE_HOW="$1"
+	guest_run move_pages_test "$2_move" "$3" "$4" all
+	unset MOVE_HOW
+	check "$2" expect_largest "$6" "$7"
+}
+
+echo "syscall_or_cpuset mempolicy_mbind" >$CTL/reasons
+if insmod /tests/$MOD.ko max_batch_bytes=8388608; then
+	check offload_sized_max_default expect_file $CTL/max_batch_bytes 33554432
+	check offload_sized_effective expect_file $CTL/effective_max_batch_bytes 8388608
+	batch_sized move_pages offload_sized_64k 64 32768 33554432 8388608 128
+	batch_sized move_pages offload_sized_2m 2048 32768 33554432 8388608 4
+	batch_sized mbind offload_sized_mbind_64k 64 32768 33554432 8388608 128
+	batch_sized move_pages offload_sized_bound_64k 64 32768 4194304 4194304 64
+	# Three 2 MiB folios would pass a 5 MiB bound: two.
+	batch_sized move_pages offload_sized_strict_2m 2048 32768 5242880 4194304 2
+	batch_sized move_pages offload_sized_4k 4 32768 33554432 2097152 512
+	batch_sized move_pages offload_sized_off_64k 64 32768 0 2097152 32
+	batch_sized move_all offload_sized_move_all_64k 64 32768 33554432 2097152 32
+	echo 33554432 >$CTL/max_batch_bytes
+	rmmod $MOD
+	check offload_sized_effective_none expect_file $CTL/effective_max_batch_bytes 2097152
+else
+	fail offload_sized_load "insmod $MOD max_batch_bytes=8388608 failed"
+fi
+echo "$DEFAULT_REASONS" >$CTL/reasons
