@@ -43,6 +43,8 @@
 # MMCI_FORCE=1, so partial runs add up; build/mmci/results.md is written
 # from every result there, a stale one marked as such. MMCI_TIMEOUT: seconds per suite (default 1800:
 # mm-ci's 300 s on KVM, TCG being 5-10 times slower, and the boot).
+# MMCI_BOOT_LIMIT: seconds a boot may take to reach userspace before it is
+# counted as stalled and done again, once (default 300; a boot takes ~15).
 # NO_BUILD=1: use the kernels and selftests as last built.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +64,9 @@ ALL_CONFIGS=(base series series-test series-mtcopy series-dcbm series-own)
 read -r -a CONFIGS <<<"${MMCI_CONFIGS:-${ALL_CONFIGS[*]}}"
 read -r -a SUITES <<<"${MMCI_SUITES-${ALL_SUITES[*]}}"
 TIMEOUT=${MMCI_TIMEOUT:-1800}
+# Seconds for a guest to reach userspace before its boot counts as stalled
+# (MMCI_BOOT_LIMIT; see run_suite()).
+BOOT_LIMIT=${MMCI_BOOT_LIMIT:-300}
 GUEST_LOCK=${GUEST_LOCK:-/tmp/ks/guest.lock}
 # mm-ci's config fragment (kconfigs/mm-selftests.config), the options that
 # must be y or m in both .configs.
@@ -295,7 +300,6 @@ run_suite() {
 	fi
 	rm -rf "$dir" && mkdir -p "$dir/st"
 	guest_script "$cfg" "$suite" >"$dir/guest.sh"
-	qemu-img create -q -f qcow2 "$dir/swap.qcow2" 2G
 	say "run $cfg/$suite: waiting for the guest lock, then up to $TIMEOUT s (logs: $(logname "$dir"))"
 	# shellcheck disable=SC2054 # the commas are QEMU's
 	# Two sockets of two cores, one per node: vng's plain "-smp 4" puts
@@ -310,18 +314,49 @@ run_suite() {
 		-device virtconsole,chardev=conlog,bus=vcon.0
 		-chardev "file,id=conlog,path=$dir/console.log")
 	# The time counts from when the lock is ours (another helper may be
-	# booting its guest).
-	# shellcheck disable=SC2016 # expanded by that bash
-	flock "$GUEST_LOCK" bash -c '
-		date +%s >"$1/start"
-		shift
-		exec "$@"' _ "$dir" \
-		timeout -k 10s "${TIMEOUT}s" \
-		env PATH="$VENV/bin:$PATH" vng --verbose --disable-kvm --run "$BUILD_DIR/mmci-$k" \
-		--cpus 4 --memory 16G --numa 8G,cpus=0-1 --numa 8G,cpus=2-3 \
-		--rwdir=/mnt="$dir" --qemu-opts="${qemu_opts[*]}" \
-		--append "console=hvc0 loglevel=8 panic=-1 oops=panic kunit.enable=0 hugepagesz=1G hugepages=4" \
-		-- bash /mnt/guest.sh </dev/null >"$dir/out.log" 2>&1 || rc=$?
+	# booting its guest). Under TCG a boot now and then stalls before
+	# userspace (in device probing or udev, seen on both kernels, busy
+	# host or not): a guest whose init has not started the script after
+	# BOOT_LIMIT seconds (a boot takes about 15) is killed, with its
+	# process group, and booted again, once; its log is kept as
+	# out-stalled.log. A second stall is the result STALL.
+	local attempt
+	for attempt in 1 2; do
+		rc=0
+		qemu-img create -q -f qcow2 "$dir/swap.qcow2" 2G
+		# shellcheck disable=SC2016 # expanded by that bash
+		flock "$GUEST_LOCK" bash -c '
+			dir=$1 limit=$2
+			shift 2
+			date +%s >"$dir/start"
+			setsid "$@" </dev/null >"$dir/out.log" 2>&1 &
+			pid=$!
+			while kill -0 "$pid" 2>/dev/null; do
+				if grep -q "virtme-ng-init: starting script" "$dir/out.log"; then
+					wait "$pid"
+					exit
+				fi
+				if [ $(($(date +%s) - $(cat "$dir/start"))) -gt "$limit" ]; then
+					kill -TERM -- "-$pid" 2>/dev/null
+					sleep 5
+					kill -KILL -- "-$pid" 2>/dev/null
+					wait "$pid"
+					exit 125
+				fi
+				sleep 2
+			done
+			wait "$pid"' _ "$dir" "$BOOT_LIMIT" \
+			timeout -k 10s "${TIMEOUT}s" \
+			env PATH="$VENV/bin:$PATH" vng --verbose --disable-kvm --run "$BUILD_DIR/mmci-$k" \
+			--cpus 4 --memory 16G --numa 8G,cpus=0-1 --numa 8G,cpus=2-3 \
+			--rwdir=/mnt="$dir" --qemu-opts="${qemu_opts[*]}" \
+			--append "console=hvc0 loglevel=8 panic=-1 oops=panic kunit.enable=0 hugepagesz=1G hugepages=4" \
+			-- bash /mnt/guest.sh || rc=$?
+		[ "$rc" = 125 ] || break
+		mv "$dir/out.log" "$dir/out-stalled.log"
+		rm -f "$dir/swap.qcow2" "$dir/console.log"
+		say "run $cfg/$suite: the boot stalled before userspace (attempt $attempt; log: $(logname "$dir")/out-stalled.log)"
+	done
 	t1=$(date +%s)
 	t0=$(cat "$dir/start" 2>/dev/null || echo "$t1")
 	rm -f "$dir/swap.qcow2"
@@ -340,6 +375,7 @@ run_suite() {
 	case $rc in
 	0 | 4) status=PASS ;;
 	124 | 137) status=TIMEOUT ;;
+	125) status=STALL ;;
 	96) status=NA ;;
 	97 | 98 | 99) status=SETUP ;;
 	*) status=FAIL ;;
@@ -380,7 +416,8 @@ results() {
 		echo "Each cell: status, run_vmtests.sh [PASS]/[FAIL]/[SKIP] lines, the KTAP"
 		echo "Totals of the tests (pass/fail+error/skip), wall time (TCG, four vCPUs on two host cores)."
 		echo "PASS: exit 0 or 4 (skip), clean kernel log; KLOG: passed but the kernel log"
-		echo "has a splat; TIMEOUT: killed after the budget; (flaky): mm-ci does not"
+		echo "has a splat; TIMEOUT: killed after the budget; STALL: two boots stalled"
+		echo "before userspace (a first stall is retried); (flaky): mm-ci does not"
 		echo "count it; (stale): measured with an earlier kernel, selftests image or"
 		echo "guest. Every column runs 7.3.4's selftests but series-own (the series'"
 		echo "own). Logs: build/mmci/CONFIG/SUITE/{out,console}.log."
