@@ -186,10 +186,11 @@ expect_largest() {
 		{ echo "largest batch $b bytes in $f folios, want $1 bytes in $2"; return 1; }
 }
 
-# batch_sized HOW NAME FOLIO_KB TOTAL_KB BOUND BYTES FOLIOS: move TOTAL_KB
-# of FOLIO_KB folios by HOW (move_pages_test's MOVE_HOW) with
-# max_batch_bytes at BOUND, the migrator copying every folio (NAME_move);
-# the largest batch must be BYTES in FOLIOS folios (NAME).
+# batch_sized HOW NAME FOLIO_KB TOTAL_KB BOUND BYTES FOLIOS [EXPECT]: move
+# TOTAL_KB of FOLIO_KB folios by HOW (move_pages_test's MOVE_HOW) with
+# max_batch_bytes at BOUND, the migrator copying every folio, or doing
+# what move_pages_test's EXPECT says (NAME_move); the largest batch must be
+# BYTES in FOLIOS folios (NAME).
 batch_sized() {
 	if ! echo "$5" >$CTL/max_batch_bytes || ! echo 0 >$PARAMS/largest_batch ||
 	   ! echo 0 >$PARAMS/largest_batch_folios; then
@@ -197,7 +198,7 @@ batch_sized() {
 		return
 	fi
 	export MOVE_HOW="$1"
-	guest_run move_pages_test "$2_move" "$3" "$4" all
+	guest_run move_pages_test "$2_move" "$3" "$4" "${8:-all}"
 	unset MOVE_HOW
 	check "$2" expect_largest "$6" "$7"
 }
@@ -215,6 +216,19 @@ if insmod /tests/$MOD.ko max_batch_bytes=8388608; then
 	batch_sized move_pages offload_sized_4k 4 32768 33554432 2097152 512
 	batch_sized move_pages offload_sized_off_64k 64 32768 0 2097152 32
 	batch_sized move_all offload_sized_move_all_64k 64 32768 33554432 2097152 32
+	# A migrator that fails or declines part of a larger batch: the CPU
+	# copies the rest of each 8 MiB batch, every byte intact.
+	echo 1 >$PARAMS/fail_after
+	batch_sized move_pages offload_sized_fail_after_64k 64 32768 33554432 8388608 128 one
+	echo -1 >$PARAMS/fail_after
+	echo 1 >$PARAMS/decline
+	batch_sized move_pages offload_sized_decline_2m 2048 32768 33554432 8388608 4 fallback
+	echo 0 >$PARAMS/decline
+	# Neither move_pages() nor mbind() offloaded: no larger batch shown.
+	echo demotion >$CTL/reasons
+	check offload_sized_effective_other_reasons expect_file $CTL/effective_max_batch_bytes 2097152
+	echo "syscall_or_cpuset mempolicy_mbind" >$CTL/reasons
+	check offload_sized_effective_own_reasons expect_file $CTL/effective_max_batch_bytes 8388608
 	echo 33554432 >$CTL/max_batch_bytes
 	rmmod $MOD
 	check offload_sized_effective_none expect_file $CTL/effective_max_batch_bytes 2097152
