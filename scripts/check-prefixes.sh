@@ -21,12 +21,17 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 SRC=$BUILD_DIR/prefix-src
+# The C objects build without Rust: with CONFIG_RUST=y every make goes
+# through 'prepare', which builds rust/ again whenever a header bindgen
+# reads has changed - at two prefixes in three, and rustc has no ccache.
+# The Rust builds have a directory of their own.
 OUT=$BUILD_DIR/prefix
+ROUT=$BUILD_DIR/prefix-rust
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 
 [ -e "$KUNIT_BUILD/.config" ] || "$TOP/scripts/build.sh"
 worktree "$SRC"
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$ROUT"
 
 # check_arch ARCH N SUBJECT: the series' C objects under arch/ARCH/ compile
 # with W=1 and no warning in ARCH's defconfig (FORCE symbols on).
@@ -55,36 +60,52 @@ touches_rust() {
 	git -C "$LINUX_DIR" diff --name-only "$1~1" "$1" | grep -q '^rust/\|\.rs$'
 }
 
+# touches_c COMMIT: COMMIT changes a file the kernel's C objects can depend
+# on: anything but Rust (rust/, .rs files), tools/ (user space, built by
+# make test), Documentation/ and MAINTAINERS. A prefix that adds none
+# compiles the C objects of the one before it.
+touches_c() {
+	git -C "$LINUX_DIR" diff --name-only "$1~1" "$1" |
+		grep -v '^rust/\|\.rs$\|^tools/\|^Documentation/\|^MAINTAINERS$' | grep -q .
+}
+
+# configure DIR RUST PREV: the test kernel's configuration with the FORCE
+# symbols on and the Rust doctests off, with CONFIG_RUST as RUST (y or n),
+# in DIR; DIR/.config is rewritten only when that changes it, and
+# olddefconfig runs only then or when a Kconfig file changed since PREV,
+# the commit DIR was last built at (make's own syncconfig takes the rest).
+configure() {
+	local dir=$1 rust=$2 prev=$3
+	force_config "$KUNIT_BUILD/.config" "$dir/.config.want"
+	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$dir/.config.want"
+	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$dir/.config.want"
+	if [ "$rust" = n ]; then
+		sed -i '/^CONFIG_RUST=/d' "$dir/.config.want"
+		echo '# CONFIG_RUST is not set' >>"$dir/.config.want"
+	fi
+	if ! cmp -s "$dir/.config.want" "$dir/.config.base" ||
+	   [ -z "$prev" ] ||
+	   git -C "$SRC" diff --name-only "$prev" HEAD | grep -q 'Kconfig'; then
+		cp "$dir/.config.want" "$dir/.config.base"
+		cp "$dir/.config.want" "$dir/.config"
+		make -s -C "$SRC" O="$dir" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+			olddefconfig >/dev/null 2>&1
+	fi
+}
+
 last=$(git -C "$LINUX_DIR" rev-parse HEAD)
 mapfile -t commits < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)
-bad=0 n=0
+bad=0 n=0 nc=0 nr=0 cprev= rprev=
+t0=$SECONDS
 for c in "${commits[@]}"; do
 	n=$((n + 1))
 	# PREFIX_START=N: begin at the N-th patch (to re-check the end quickly).
 	[ "$n" -ge "${PREFIX_START:-1}" ] || continue
-	git -C "$SRC" checkout -q --detach "$c"
-	subject=$(git -C "$SRC" log -1 --format=%s)
-	force_prompts "$SRC"
-	force_config "$KUNIT_BUILD/.config" "$OUT/.config"
-	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$OUT/.config"
-	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$OUT/.config"
-	make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
-		olddefconfig >/dev/null 2>&1
-	# rust/helpers/*.c are not objects of their own: helpers.c includes
-	# them, and the Rust step below compiles it. The selftests under
-	# tools/ are user-space programs, built by make test.
-	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' |
-		grep -v '^rust/helpers/' | grep -v '^arch/' | grep -v '^tools/' |
-		sed 's/\.c$/.o/')
-	mapfile -t xobjs < <(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
-		grep '^arch/x86/' | sed 's/\.c$/.o/')
-	objs+=("${xobjs[@]}")
-	if [ ${#objs[@]} -gt 0 ] &&
-	   ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
-			W=1 -j"$(nproc)" "${objs[@]}" 2>&1 >/dev/null) ||
-	   grep -q 'warning:' <<<"${out:-}"; then
-		printf 'prefix %d (%s) does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
-		bad=1
+	# The C objects: at the first prefix checked, at each that changes
+	# what they are built from, and at the last.
+	do_c=0 do_rust=0 arches=()
+	if [ -z "$cprev" ] || [ "$c" = "$last" ] || touches_c "$c"; then
+		do_c=1
 	fi
 	# A patch that touches Rust, at the end of a run of such patches (the
 	# next one does not, or this is the last): the kernel crate and every
@@ -94,23 +115,55 @@ for c in "${commits[@]}"; do
 	# bisect-check builds every prefix whole.
 	if touches_rust "$c" &&
 	   { [ "$c" = "$last" ] || ! touches_rust "${commits[$n]}"; }; then
+		do_rust=1
+	fi
+	for a in $(git -C "$LINUX_DIR" diff --name-only base "$c" -- 'arch/*.c' |
+			cut -d/ -f2 | grep -vx x86 | sort -u); do
+		[ "$c" = "$last" ] ||
+			git -C "$LINUX_DIR" diff --name-only "$c~1" "$c" | grep -q "^arch/$a/" ||
+			continue
+		arches+=("$a")
+	done
+	[ $do_c = 1 ] || [ $do_rust = 1 ] || [ ${#arches[@]} -gt 0 ] || continue
+	git -C "$SRC" checkout -q --detach "$c"
+	subject=$(git -C "$SRC" log -1 --format=%s)
+	force_prompts "$SRC"
+	# rust/helpers/*.c are not objects of their own: helpers.c includes
+	# them, and the Rust step below compiles it. The selftests under
+	# tools/ are user-space programs, built by make test.
+	mapfile -t objs < <(git -C "$SRC" diff --name-only base HEAD -- '*.c' |
+		grep -v '^rust/helpers/' | grep -v '^arch/' | grep -v '^tools/' |
+		sed 's/\.c$/.o/')
+	mapfile -t xobjs < <(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
+		grep '^arch/x86/' | sed 's/\.c$/.o/')
+	objs+=("${xobjs[@]}")
+	if [ $do_c = 1 ] && [ ${#objs[@]} -gt 0 ]; then
+		configure "$OUT" n "$cprev"
+		cprev=$c nc=$((nc + 1))
+		if ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+				W=1 -j"$(nproc)" "${objs[@]}" 2>&1 >/dev/null) ||
+		   grep -q 'warning:' <<<"${out:-}"; then
+			printf 'prefix %d (%s) does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
+			bad=1
+		fi
+	fi
+	if [ $do_rust = 1 ]; then
+		configure "$ROUT" y "$rprev"
+		rprev=$c nr=$((nr + 1))
 		mapfile -t rdirs < <(git -C "$SRC" diff --name-only base HEAD -- '*.rs' |
 			grep -v '^rust/' | xargs -r -n1 dirname | sort -u | sed 's|$|/|')
-		if ! out=$(make -s -C "$SRC" O="$OUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+		if ! out=$(make -s -C "$SRC" O="$ROUT" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
 				-j"$(nproc)" rust/ "${rdirs[@]}" 2>&1 >/dev/null) ||
 		   grep -q 'warning' <<<"${out:-}"; then
 			printf 'prefix %d (%s): Rust does not compile cleanly:\n%s\n' "$n" "$subject" "${out:-}"
 			bad=1
 		fi
+		say "prefix $n: Rust compiled ($((SECONDS - t0)) s into the prefixes)"
 	fi
-	for a in $(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
-			cut -d/ -f2 | grep -vx x86 | sort -u); do
-		[ "$c" = "$last" ] ||
-			git -C "$SRC" diff --name-only HEAD~1 HEAD | grep -q "^arch/$a/" ||
-			continue
+	for a in "${arches[@]}"; do
 		check_arch "$a" "$n" "$subject" || bad=1
 	done
 	git -C "$SRC" checkout -q -- .
 done
-say "prefixes: $n checked"
+say "prefixes: $n checked (C objects built at $nc, Rust at $nr; $((SECONDS - t0)) s)"
 exit $bad

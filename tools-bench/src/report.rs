@@ -401,14 +401,11 @@ pub fn missing_baselines(runs: &[RunReport], baseline: usize) -> Vec<String> {
     v
 }
 
-/// What a ratio compares: the single moves, one value per boot (the mean
-/// of its moves), which shows what boot-to-boot shifts do to a ratio, or
-/// the boots paired by round.
+/// What a ratio compares: one value per boot (the mean of its moves), or
+/// the boots paired by round. (A ratio over the single moves would count
+/// moves of one boot as independent, which the boot ratios show they are
+/// not: the report has none.)
 type Unit = fn(&Point, &Point) -> Result<Ratio, NotEstimable>;
-
-pub fn moves(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
-    Ratio::of(&a.gbps, &b.gbps)
-}
 
 pub fn boots(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
     Ratio::of(&MeanSd::of(&a.boot_means), &MeanSd::of(&b.boot_means))
@@ -465,8 +462,8 @@ fn ratio_row(label: String, a: &RunReport, b: &RunReport, sizes: &[u64], unit: U
 }
 
 /// The ratios of every run to its baseline, then those `compare` asks for,
-/// in `unit`: over the single moves (`moves`), with the boot as the unit
-/// (`boots`) or with the boots paired by round (`rounds`).
+/// in `unit`: with the boot as the unit (`boots`) or with the boots paired
+/// by round (`rounds`).
 pub fn ratios(
     runs: &[RunReport],
     baseline: usize,
@@ -728,6 +725,53 @@ pub fn cpu_table(runs: &[RunReport], sizes: &[u64]) -> (Vec<String>, Vec<Vec<Str
     (head, rows)
 }
 
+/// The offload counters of every configuration with a migrator, by folio
+/// size: "batches / copied / CPU", the batches the migrator was given, the
+/// folios it copied and those it left to the CPU over the measured moves;
+/// "-" where a size was not measured or the kernel has no counters.
+pub fn counters_table(runs: &[RunReport], sizes: &[u64]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut head = vec!["batches / copied / CPU".to_string()];
+    head.extend(sizes.iter().map(|&s| format_size(s)));
+    let mut rows = Vec::new();
+    for r in runs {
+        if r.migrator.as_deref().is_none_or(|m| m == "none") || r.points.is_empty() {
+            continue;
+        }
+        let mut row = vec![r.label.clone()];
+        for &size in sizes {
+            let o = r
+                .points
+                .iter()
+                .find(|p| p.folio_bytes == size)
+                .map(|p| &p.offload);
+            row.push(match o.map(|o| (o.batches, o.copied, o.fallback)) {
+                Some((Some(b), Some(c), Some(f))) => format!("{b} / {c} / {f}"),
+                _ => "-".into(),
+            });
+        }
+        rows.push(row);
+    }
+    (head, rows)
+}
+
+/// What each '*' of the tables stands for: every run's offload notes, as
+/// "label: note", in the order of the runs and of their measurements.
+pub fn offload_notes(runs: &[RunReport]) -> Vec<String> {
+    let mut v = Vec::new();
+    for r in runs {
+        let notes = r
+            .points
+            .iter()
+            .map(|p| point_note(r, p))
+            .chain(r.count_sweep.iter().map(|c| count_note(r, c)))
+            .chain(r.batch_sweep.iter().map(|b| batch_note(r, b)))
+            .chain(r.demotion.iter().map(|p| tier_note(r, p, "demotion")))
+            .chain(r.promotion.iter().map(|p| tier_note(r, p, "promotion")));
+        v.extend(notes.flatten().map(|n| format!("{}: {n}", r.label)));
+    }
+    v
+}
+
 /// Cells above the relative-sd target, for the report's summary.
 fn noisy_cells(runs: &[RunReport]) -> Vec<String> {
     let mut v = Vec::new();
@@ -808,13 +852,13 @@ pub struct Tables {
     /// Runs that have no ratio to the baseline, and why.
     pub missing: Vec<String>,
     pub throughput: String,
-    pub ratios: String,
     pub boot_ratios: String,
     pub round_ratios: String,
     pub batch: Option<String>,
     pub count: Option<String>,
     pub tiered: Option<String>,
     pub cpu: Option<String>,
+    pub counters: Option<String>,
 }
 
 fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> String {
@@ -832,7 +876,7 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
         "GB/s (10^9 bytes/s), mean ± sd (relative sd) over {} measurements of {} per folio \
          size (after {} discarded warm-up move{} per size and boot), node {} -> {}. A '!' \
          marks a cell whose relative sd is above {:.0}%, a '*' a cell where the migrator \
-         did not copy every folio (see Runs). The memcpy column is the guest's memcpy() \
+         did not copy every folio (see Offload counters). The memcpy column is the guest's memcpy() \
          bandwidth between the same two nodes, the limit any CPU copy works against (with \
          'memcpy Nt': split over N threads).\n",
         base.iterations,
@@ -861,27 +905,26 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
     }
     s += "\n## Ratios\n\n";
     s += "Throughput ratio of each configuration to its baseline (runs of aged memory to \
-          the baseline's aged run), then the pairs the comparison asks for; in brackets the \
-          95% confidence interval (delta method on the log of the ratio, Welch's t). A '†' \
-          marks a ratio whose interval excludes 1.00, taken alone; a '‡' one whose \
-          difference also survives the Holm-Bonferroni adjustment over all the ratios of \
-          its table (familywise error 5%; the p-values from the same t statistic, the log \
-          of the ratio over its standard error at the Welch degrees of freedom). Over the \
-          dozens of ratios of a table, some '†' are expected by chance alone: a difference \
-          these measurements show is a '‡'; without a mark, they show none. 'n/e': no interval can be estimated (fewer than two \
-          values on a side, no spread on either side, or a mean that is not a positive \
-          number), so no difference is shown either; '-': not measured on one side.\n\n";
-    s += &t.ratios;
+          the baseline's aged run), then the pairs the comparison asks for, with the boot \
+          as the unit: each boot's mean is one value (as many as rounds), so shifts from \
+          one boot to the next widen the intervals. In brackets the 95% confidence \
+          interval (delta method on the log of the ratio, Welch's t). A '†' marks a ratio \
+          whose interval excludes 1.00, taken alone; a '‡' one whose difference also \
+          survives the Holm-Bonferroni adjustment over all the ratios of its table \
+          (familywise error 5%; the p-values from the same t statistic, the log of the \
+          ratio over its standard error at the Welch degrees of freedom). Over the dozens \
+          of ratios of a table, some '†' are expected by chance alone: a difference these \
+          measurements show is a '‡'; without a mark, they show none. 'n/e': no interval \
+          can be estimated (fewer than two values on a side, no spread on either side, or \
+          a mean that is not a positive number), so no difference is shown either; '-': \
+          not measured on one side.\n\n";
+    s += &t.boot_ratios;
     if !t.missing.is_empty() {
         s += "\nNot compared with the baseline:\n\n";
         for m in &t.missing {
             let _ = writeln!(s, "- {m}.");
         }
     }
-    s += "\nThe same ratios with the boot as the unit: each boot's mean is one value \
-          (as many as rounds), so shifts from one boot to the next, which the intervals \
-          above leave out, widen these. A claim holds when both agree.\n\n";
-    s += &t.boot_ratios;
     s += "\nThe same ratios paired by round: a round boots every kernel once, one after \
           the other, and each round's ratio of the two configurations' boot means is one \
           value (of one kernel, the two ran in the same boot); the ratio is the geometric \
@@ -891,8 +934,8 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
           neither does the order, which is the same in every round (the kernels in the \
           order of tools-bench/kernels, a boot's configurations in the order of the \
           matrix). Only rounds both sides have are paired; 'n/e' where the runs do not \
-          say their rounds. Of the three tables this is the one for two configurations \
-          of one boot; for two kernels, the boot table above.\n\n";
+          say their rounds. Of the two tables this is the one for two configurations of \
+          one boot; for two kernels, the boot table above.\n\n";
     s += &t.round_ratios;
     if let Some(b) = &t.batch {
         s += "\n## First-folio latency by batch size\n\n";
@@ -904,7 +947,7 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               polls), and until the call returns. Mean ± sd (relative sd); a first folio \
               that no poll saw on the destination before the call returned is counted as \
               not seen, not as the whole call; a '*' \
-              where the migrator did not copy every folio (see Runs). See latency.png.\n\n";
+              where the migrator did not copy every folio (see Offload counters). See latency.png.\n\n";
         s += b;
     }
     if let Some(c) = &t.cpu {
@@ -924,7 +967,7 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
     if let Some(c) = &t.count {
         s += "\n## Throughput by folios per call\n\n";
         s += "GB/s of one move_pages() call of N folios, mean ± sd (relative sd), a '*' \
-              where the migrator did not copy every folio (see Runs); then the ratios to the \
+              where the migrator did not copy every folio (see Offload counters); then the ratios to the \
               baseline's count sweep (make bench measures the sweeps in boots of their \
               own, as LABEL-sweep) with their 95% intervals, marked as above (the Holm \
               adjustment over the ratios of this table).\n\n";
@@ -950,7 +993,7 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
               64K mTHPs here; the series keeps them whole), measured all the same. Mean \
               ± sd (relative sd), a '*' \
               where the migrator did not copy at least every folio of the memory that \
-              moved, or left some to the CPU (see Runs: the kernel's batches may hold other \
+              moved, or left some to the CPU (see Offload counters: the kernel's batches may hold other \
               folios too); then the ratios to the baseline's tiered run (a promotion ratio \
               below 1 is faster), with their 95% intervals, marked as above (the Holm \
               adjustment over the ratios of this table).\n\n";
@@ -961,11 +1004,11 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
         let _ = writeln!(s, "- {l}");
     }
     let _ = writeln!(s, "- guest machine: {}", base.machine);
-    s += "\n## Runs\n\n";
+    s += "\n## Configurations\n\n";
     for r in runs {
         let _ = writeln!(
             s,
-            "- **{}**: kernel `{}`, migrator {}{}",
+            "- {}: kernel `{}`, migrator {}{}",
             r.label,
             r.kernel,
             r.migrator
@@ -977,62 +1020,36 @@ fn markdown(runs: &[RunReport], baseline: usize, meta: &str, t: &Tables) -> Stri
                 ""
             }
         );
-        for p in &r.points {
-            let _ = writeln!(
-                s,
-                "  - {}: {} measurements, {} PMD THPs migrated whole{}",
-                format_size(p.folio_bytes),
-                p.gbps.n,
-                p.thp_migrated,
-                match (p.offload.batches, p.offload.copied, p.offload.fallback) {
-                    (Some(b), Some(c), Some(f)) => format!(
-                        "; offload counters: {b} batches, {c} folios copied by the migrator, {f} fell back to the CPU"
-                    ),
-                    _ => String::new(),
-                }
-            );
-            if let Some(n) = point_note(r, p) {
-                let _ = writeln!(s, "  - * {n}");
-            }
+    }
+    let notes = offload_notes(runs);
+    if t.counters.is_some() || !notes.is_empty() {
+        s += "\n## Offload counters\n\n";
+    }
+    if let Some(c) = &t.counters {
+        s += "The offload counters over the measured moves of the throughput table, for \
+              each configuration with a migrator: the batches it was given, the folios it \
+              copied and the folios it left to the CPU (the counters' rise over each \
+              measurement, summed). The sweeps' and the tiered runs' counters are in \
+              results.json.\n\n";
+        s += c;
+    }
+    if !notes.is_empty() {
+        s += "\nWhere a migrator did not copy every folio (the '*' of the tables):\n\n";
+        for n in &notes {
+            let _ = writeln!(s, "- {n}");
         }
-        let sweeps = r.count_sweep.iter().map(|c| count_note(r, c));
-        for n in sweeps
-            .chain(r.batch_sweep.iter().map(|b| batch_note(r, b)))
-            .flatten()
-        {
-            let _ = writeln!(s, "  - * {n}");
-        }
-        for (what, points, counter) in [
-            ("demotion", &r.demotion, "pgdemote_proactive"),
-            ("promotion", &r.promotion, "pgpromote_success"),
-        ] {
-            for p in points {
-                let _ = writeln!(
-                    s,
-                    "  - {what} {}: {} measurements of {}, {} pages ({} folios) moved, {counter} {}{}",
-                    format_size(p.folio_bytes),
-                    p.secs.n,
-                    format_size(p.bytes),
-                    p.pages_moved,
-                    p.folios_moved,
-                    p.pages_counted,
-                    match (p.offload.batches, p.offload.copied, p.offload.fallback) {
-                        (Some(b), Some(c), Some(f)) => format!(
-                            "; offload counters: {b} batches, {c} folios copied by the migrator, {f} fell back to the CPU"
-                        ),
-                        _ => String::new(),
-                    }
-                );
-                if let Some(n) = tier_note(r, p, what) {
-                    let _ = writeln!(s, "  - * {n}");
-                }
-            }
-        }
-        for l in &r.latency {
+    }
+    let latency: Vec<_> = runs
+        .iter()
+        .flat_map(|r| r.latency.iter().map(move |l| (r, l)))
+        .collect();
+    if !latency.is_empty() {
+        s += "\n## Call latency\n\n";
+        for (r, l) in latency {
             let (head, calls) = l.lines();
-            let _ = writeln!(s, "  - {head}");
+            let _ = writeln!(s, "- {}: {head}", r.label);
             for c in calls {
-                let _ = writeln!(s, "    - {c}");
+                let _ = writeln!(s, "  - {c}");
             }
         }
     }
@@ -1411,7 +1428,6 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         .collect::<Result<Vec<_>, String>>()?;
     let (sizes, rows) = comparison(&runs);
     let head = header(&sizes, &runs);
-    let ratio_rows = ratios(&runs, baseline, &compare, &sizes, moves);
     let boot_rows = ratios(&runs, baseline, &compare, &sizes, boots);
     let round_rows = ratios(&runs, baseline, &compare, &sizes, rounds);
     let mut ratio_head = vec!["ratio".to_string()];
@@ -1421,15 +1437,14 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     let (count_head, count_rows) = count_table(&runs, baseline);
     let (tiered_head, tiered_rows) = tiered_table(&runs, baseline);
     let (cpu_head, cpu_rows) = cpu_table(&runs, &sizes);
+    let (counter_head, counter_rows) = counters_table(&runs, &sizes);
     print!("{}", text_table(&head, &rows));
     println!();
-    print!("{}", text_table(&ratio_head, &ratio_rows));
+    print!("{}", text_table(&ratio_head, &boot_rows));
     let missing = missing_baselines(&runs, baseline);
     for m in &missing {
         println!("not compared with the baseline: {m}");
     }
-    println!();
-    print!("{}", text_table(&ratio_head, &boot_rows));
     println!();
     print!("{}", text_table(&ratio_head, &round_rows));
     if !cpu_rows.is_empty() {
@@ -1448,6 +1463,10 @@ pub fn main(argv: &[String]) -> Result<(), String> {
         println!();
         print!("{}", text_table(&tiered_head, &tiered_rows));
     }
+    if !counter_rows.is_empty() {
+        println!();
+        print!("{}", text_table(&counter_head, &counter_rows));
+    }
     let Some(out) = &o.out else { return Ok(()) };
     let meta = match &o.meta {
         Some(m) => fs::read_to_string(m).map_err(|e| format!("read {m}: {e}"))?,
@@ -1457,13 +1476,13 @@ pub fn main(argv: &[String]) -> Result<(), String> {
     let tables = Tables {
         missing,
         throughput: markdown_table(&head, &rows),
-        ratios: markdown_table(&ratio_head, &ratio_rows),
         boot_ratios: markdown_table(&ratio_head, &boot_rows),
         round_ratios: markdown_table(&ratio_head, &round_rows),
         batch: (!batch_rows.is_empty()).then(|| markdown_table(&batch_head, &batch_rows)),
         count: (!count_rows.is_empty()).then(|| markdown_table(&count_head, &count_rows)),
         tiered: (!tiered_rows.is_empty()).then(|| markdown_table(&tiered_head, &tiered_rows)),
         cpu: (!cpu_rows.is_empty()).then(|| markdown_table(&cpu_head, &cpu_rows)),
+        counters: (!counter_rows.is_empty()).then(|| markdown_table(&counter_head, &counter_rows)),
     };
     let md = markdown(&runs, baseline, &meta, &tables);
     fs::write(format!("{out}/report.md"), md).map_err(|e| format!("write {out}/report.md: {e}"))?;
@@ -1478,6 +1497,13 @@ pub fn main(argv: &[String]) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::stats::MeanSd;
+
+    /// A ratio over the single moves, each taken as independent: what the
+    /// tests of the ratio tables use, and what the boot ratios are
+    /// checked against (the report itself has none).
+    fn moves(a: &Point, b: &Point) -> Result<Ratio, NotEstimable> {
+        Ratio::of(&a.gbps, &b.gbps)
+    }
 
     #[test]
     fn cpu_time_per_gb() {
@@ -1559,6 +1585,38 @@ mod tests {
         assert_eq!(rows[0][3], "-");
         assert_eq!(rows[0].len(), 4);
         assert_eq!(noisy_cells(&runs).len(), 2);
+    }
+
+    #[test]
+    fn counters_show_what_each_migrator_did() {
+        let mut runs = vec![
+            run("vanilla", None, &[(4096, 1.0, None), (2 << 20, 2.0, None)]),
+            run(
+                "dcbm",
+                Some("dcbm"),
+                &[(4096, 0.5, Some(2048)), (2 << 20, 4.0, Some(1))],
+            ),
+            run("no-migrator", Some("none"), &[(2 << 20, 2.0, Some(0))]),
+            run("old", Some("mtcopy"), &[(4096, 1.0, None)]),
+        ];
+        runs[1].points[0].offload.batches = Some(4);
+        runs[1].points[1].offload.batches = Some(2);
+        let (head, rows) = counters_table(&runs, &[4096, 2 << 20]);
+        assert_eq!(head, ["batches / copied / CPU", "4K", "2M"]);
+        // Only the runs with a migrator; a kernel without counters shows '-'.
+        assert_eq!(
+            rows,
+            [["dcbm", "4 / 2048 / 0", "2 / 1 / 3"], ["old", "-", "-"]]
+        );
+        // Each '*' is explained: the 2M cell of dcbm, and the counters
+        // missing from the kernel of "old".
+        assert_eq!(
+            offload_notes(&runs),
+            [
+                "dcbm: dcbm copied 1 of 4 folios at 2M",
+                "old: no offload counters at 4K"
+            ]
+        );
     }
 
     fn with_runs(mut r: RunReport, size: u64, v: &[f64]) -> RunReport {
@@ -1676,13 +1734,13 @@ mod tests {
         let t = Tables {
             missing,
             throughput: String::new(),
-            ratios: String::new(),
             boot_ratios: String::new(),
             round_ratios: String::new(),
             batch: None,
             count: None,
             tiered: None,
             cpu: None,
+            counters: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(md.contains("Not compared with the baseline:\n\n- series-aged (aged memory"));
@@ -2069,21 +2127,21 @@ mod tests {
         let t = Tables {
             missing: vec![],
             throughput: String::new(),
-            ratios: String::new(),
             boot_ratios: String::new(),
             round_ratios: String::new(),
             batch: None,
             count: None,
             tiered: None,
             cpu: None,
+            counters: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(
-            md.contains("  - * dcbm copied 60 of 64 folios at count sweep 32 x 2M\n"),
+            md.contains("- dcbm: dcbm copied 60 of 64 folios at count sweep 32 x 2M\n"),
             "{md}"
         );
         assert!(md.contains(
-            "  - * dcbm copied 3 of 4 folios at batch sweep 2M at batch_max_pages 512\n"
+            "- dcbm: dcbm copied 3 of 4 folios at batch sweep 2M at batch_max_pages 512\n"
         ));
         assert!(!md.contains("count sweep 8 x 2M"));
         // Pooled rounds add the counters up.
@@ -2289,22 +2347,23 @@ mod tests {
         let t = Tables {
             missing: vec![],
             throughput: String::new(),
-            ratios: String::new(),
             boot_ratios: String::new(),
             round_ratios: String::new(),
             batch: None,
             count: None,
             tiered: Some(markdown_table(&head, &rows)),
             cpu: None,
+            counters: None,
         };
         let md = markdown(&runs, 0, "", &t);
         assert!(md.contains("\n## Tiered memory\n"), "{md}");
         assert!(
-            md.contains("  - * dcbm copied 48 folios at demotion 2M, of which the buffers' 48 moved; 3 fell back to the CPU\n"),
+            md.contains(": dcbm copied 48 folios at demotion 2M, of which the buffers' 48 moved; 3 fell back to the CPU\n"),
             "{md}"
         );
-        assert!(md.contains("  - * dcbm copied 2 folios at promotion 2M, of which the buffers' 48 moved; 0 fell back to the CPU\n"));
-        assert!(md.contains("  - promotion 4K: 3 measurements of 32M, 24576 pages (24576 folios) moved, pgpromote_success 24576; offload counters: 10 batches"), "{md}");
+        assert!(md.contains(": dcbm copied 2 folios at promotion 2M, of which the buffers' 48 moved; 0 fell back to the CPU\n"));
+        // Tiered runs have no throughput cells, so no row of counters.
+        assert!(!md.contains("## Offload counters\n\nThe offload"), "{md}");
         assert!(!md.contains("* test copied"));
         // Without the baseline's tiered run: said, not silently left out.
         let without = vec![runs[0].clone(), runs[2].clone()];
