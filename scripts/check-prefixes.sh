@@ -24,7 +24,10 @@ SRC=$BUILD_DIR/prefix-src
 # The C objects build without Rust: with CONFIG_RUST=y every make goes
 # through 'prepare', which builds rust/ again whenever a header bindgen
 # reads has changed - at two prefixes in three, and rustc has no ccache.
-# The Rust builds have a directory of their own.
+# The Rust builds have a directory of their own. So a C patch that
+# changes a header bindgen reads (sched.h, dmaengine.h) has its Rust built
+# at the next run of Rust patches, not at its own prefix: make
+# bisect-check builds every prefix whole.
 OUT=$BUILD_DIR/prefix
 ROUT=$BUILD_DIR/prefix-rust
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
@@ -61,12 +64,13 @@ touches_rust() {
 }
 
 # touches_c COMMIT: COMMIT changes a file the kernel's C objects can depend
-# on: anything but Rust (rust/, .rs files), tools/ (user space, built by
-# make test), Documentation/ and MAINTAINERS. A prefix that adds none
+# on: anything but Rust (rust/, .rs files), the selftests (user space,
+# built by make test; the rest of tools/ has objtool, which checks every
+# object), Documentation/ and MAINTAINERS. A prefix that adds none
 # compiles the C objects of the one before it.
 touches_c() {
 	git -C "$LINUX_DIR" diff --name-only "$1~1" "$1" |
-		grep -v '^rust/\|\.rs$\|^tools/\|^Documentation/\|^MAINTAINERS$' | grep -q .
+		grep -v '^rust/\|\.rs$\|^tools/testing/\|^Documentation/\|^MAINTAINERS$' | grep -q .
 }
 
 # configure DIR RUST PREV: the test kernel's configuration with the FORCE
