@@ -177,9 +177,7 @@ build_kernel() {
 	fi
 	say "bench: the $name kernel ($rev) in ${out#"$TOP"/} (log: build/bench-$name-build.log)"
 	if [ ! -d "$src" ]; then
-		git -C "$LINUX_DIR" worktree prune
-		git -C "$LINUX_DIR" worktree add --detach "$src" "$rev" >/dev/null 2>&1 ||
-			die "cannot create the worktree $src"
+		new_worktree "$src" "$rev" || die "cannot create the worktree $src"
 	fi
 	git -C "$src" checkout -q --detach "$(git -C "$LINUX_DIR" rev-parse "$rev")"
 	mkdir -p "$out"

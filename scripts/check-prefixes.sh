@@ -75,26 +75,23 @@ touches_c() {
 
 # configure DIR RUST PREV: the test kernel's configuration with the FORCE
 # symbols on and the Rust doctests off, with CONFIG_RUST as RUST (y or n),
-# in DIR; DIR/.config is rewritten only when that changes it, and
-# olddefconfig runs only then or when a Kconfig file changed since PREV,
-# the commit DIR was last built at (make's own syncconfig takes the rest).
+# in DIR, through olddefconfig - at the first build in DIR (PREV, the
+# commit DIR was last built at, is empty) or when a Kconfig file changed
+# since PREV; otherwise DIR keeps its configuration, and make's own
+# syncconfig takes the mm/Kconfig that force_prompts edits at each prefix.
 configure() {
 	local dir=$1 rust=$2 prev=$3
-	force_config "$KUNIT_BUILD/.config" "$dir/.config.want"
-	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$dir/.config.want"
-	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$dir/.config.want"
+	[ -z "$prev" ] || git -C "$SRC" diff --name-only "$prev" HEAD | grep -q 'Kconfig' ||
+		return 0
+	force_config "$KUNIT_BUILD/.config" "$dir/.config"
+	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$dir/.config"
+	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$dir/.config"
 	if [ "$rust" = n ]; then
-		sed -i '/^CONFIG_RUST=/d' "$dir/.config.want"
-		echo '# CONFIG_RUST is not set' >>"$dir/.config.want"
+		sed -i '/^CONFIG_RUST=/d' "$dir/.config"
+		echo '# CONFIG_RUST is not set' >>"$dir/.config"
 	fi
-	if ! cmp -s "$dir/.config.want" "$dir/.config.base" ||
-	   [ -z "$prev" ] ||
-	   git -C "$SRC" diff --name-only "$prev" HEAD | grep -q 'Kconfig'; then
-		cp "$dir/.config.want" "$dir/.config.base"
-		cp "$dir/.config.want" "$dir/.config"
-		make -s -C "$SRC" O="$dir" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
-			olddefconfig >/dev/null 2>&1
-	fi
+	make -s -C "$SRC" O="$dir" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
+		olddefconfig >/dev/null 2>&1
 }
 
 last=$(git -C "$LINUX_DIR" rev-parse HEAD)

@@ -99,12 +99,19 @@ series_patches() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series"
 }
 
-# worktree DIR: a fresh detached worktree of linux/ at base in DIR, removed
-# when the calling script exits.
-worktree() {
-	git -C "$LINUX_DIR" worktree remove --force "$1" 2>/dev/null || rm -rf "$1"
+# new_worktree DIR [REV]: a fresh detached worktree of linux/ at REV (base
+# if none) in DIR. What DIR held goes first, a worktree too - even a locked
+# one whose directory is gone, as an interrupted 'git worktree add' leaves
+# it (a single --force would refuse it, and the add would then fail).
+new_worktree() {
+	git -C "$LINUX_DIR" worktree remove --force --force "$1" 2>/dev/null || rm -rf "$1"
 	git -C "$LINUX_DIR" worktree prune
-	git -C "$LINUX_DIR" worktree add -q --detach "$1" base
+	git -C "$LINUX_DIR" worktree add -q --detach "$1" "${2:-base}"
+}
+
+# worktree DIR: new_worktree DIR, removed when the calling script exits.
+worktree() {
+	new_worktree "$1"
 	# shellcheck disable=SC2064 # DIR now, not at exit
 	trap "git -C '$LINUX_DIR' worktree remove --force '$1'" EXIT
 }

@@ -13,15 +13,9 @@ WORK=$BUILD_DIR/mbox
 MBOX=$BUILD_DIR/series.mbox
 COVER=$TOP/patches/cover-letter
 
-worktree() {
-	git -C "$LINUX_DIR" worktree remove --force "$1" 2>/dev/null || rm -rf "$1"
-	git -C "$LINUX_DIR" worktree prune
-	git -C "$LINUX_DIR" worktree add -q --detach "$1" base
-}
-
 rm -rf "$WORK" && mkdir -p "$WORK"
 say "mbox: applying the series onto base"
-worktree "$WORK/series"
+new_worktree "$WORK/series"
 "$TOP/scripts/apply.sh" "$WORK/series"
 n=$(git -C "$WORK/series" rev-list --count base..HEAD)
 
@@ -40,7 +34,7 @@ cat "$WORK"/out/*.patch >"$MBOX"
 say "mbox: checking with b4 am + git am"
 (cd "$WORK" && "$VENV/bin/b4" -q am -n b4 -o "$WORK/b4" -m "$MBOX" >"$WORK/b4.log" 2>&1) ||
 	{ cat "$WORK/b4.log"; die "b4 am failed on $MBOX"; }
-worktree "$WORK/check"
+new_worktree "$WORK/check"
 git -C "$WORK/check" am -q "$WORK/b4/b4.mbx" || die "git am of b4's output failed"
 [ "$(git -C "$WORK/check" rev-parse 'HEAD^{tree}')" = \
   "$(git -C "$WORK/series" rev-parse 'HEAD^{tree}')" ] ||

@@ -115,9 +115,7 @@ prepare_src() {
 			[ "$(git -C "$dir" rev-parse HEAD)" = "$rev" ] ||
 				git -C "$dir" checkout -q --detach "$rev"
 		else
-			rm -rf "$dir"
-			git -C "$LINUX_DIR" worktree prune
-			git -C "$LINUX_DIR" worktree add -q --detach "$dir" "$rev"
+			new_worktree "$dir" "$rev"
 		fi
 		;;
 	esac

@@ -1561,18 +1561,23 @@ mod tests {
         }
     }
 
-    #[test]
-    fn spreads_and_offload_marks() {
-        let runs = vec![
+    /// No migrator; dcbm copying every folio at 4K (2 runs of 1024) and 1
+    /// of 4 at 2M; a run with the offload built in and no migrator.
+    fn offload_runs() -> Vec<RunReport> {
+        vec![
             run("vanilla", None, &[(4096, 1.0, None), (2 << 20, 2.0, None)]),
-            // Every folio copied at 4K (2 runs of 1024); 1 of 4 at 2M.
             run(
                 "dcbm",
                 Some("dcbm"),
                 &[(4096, 0.5, Some(2048)), (2 << 20, 4.0, Some(1))],
             ),
             run("partial", Some("none"), &[(2 << 20, 2.0, Some(0))]),
-        ];
+        ]
+    }
+
+    #[test]
+    fn spreads_and_offload_marks() {
+        let runs = offload_runs();
         let (sizes, rows) = comparison(&runs);
         assert_eq!(sizes, vec![4096, 2 << 20]);
         // sd 0.1 of 1.0 is 10%: above the 5% target, marked '!'.
@@ -1589,16 +1594,8 @@ mod tests {
 
     #[test]
     fn counters_show_what_each_migrator_did() {
-        let mut runs = vec![
-            run("vanilla", None, &[(4096, 1.0, None), (2 << 20, 2.0, None)]),
-            run(
-                "dcbm",
-                Some("dcbm"),
-                &[(4096, 0.5, Some(2048)), (2 << 20, 4.0, Some(1))],
-            ),
-            run("no-migrator", Some("none"), &[(2 << 20, 2.0, Some(0))]),
-            run("old", Some("mtcopy"), &[(4096, 1.0, None)]),
-        ];
+        let mut runs = offload_runs();
+        runs.push(run("old", Some("mtcopy"), &[(4096, 1.0, None)]));
         runs[1].points[0].offload.batches = Some(4);
         runs[1].points[1].offload.batches = Some(2);
         let (head, rows) = counters_table(&runs, &[4096, 2 << 20]);
