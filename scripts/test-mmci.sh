@@ -191,10 +191,14 @@ build_selftests() {
 	make -s -C "$(src "$k")" O="$MMCI_DIR/hdr-$k" "${MAKE_LLVM[@]}" headers >"$log" 2>&1 ||
 		die "the uapi headers of $k failed (log: $(logname "$log"))"
 	# (make -C selftests/mm, as mm-ci: through selftests/Makefile with
-	# TARGETS=mm, page_frag's module is built against the source tree.)
-	nice -n 5 make -C "$st/mm" "${MAKE_LLVM[@]}" -j"$(nproc)" \
+	# TARGETS=mm, page_frag's module is built against the source tree.
+	# OUTPUT given: lib.mk sets it only in a make at MAKELEVEL 0, and
+	# under 'make test-mmci' an empty one put the tests in /.)
+	nice -n 5 make -C "$st/mm" "${MAKE_LLVM[@]}" -j"$(nproc)" OUTPUT="$st/mm" \
 		KHDR_INCLUDES="-isystem $MMCI_DIR/hdr-$k/usr/include" KDIR="$out" >>"$log" 2>&1 ||
 		die "selftests build of $k failed (log: $(logname "$log"))"
+	[ -x "$st/mm/migration" ] && [ -x "$st/mm/compaction_test" ] ||
+		die "selftests build of $k left no tests in $st/mm (log: $(logname "$log"))"
 	stage=$out/selftests-stage
 	rm -rf "$stage" && mkdir -p "$stage/mm-selftests"
 	cp -a "$st"/. "$stage/mm-selftests/"
