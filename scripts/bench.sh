@@ -176,7 +176,9 @@ build_kernel() {
 		return
 	fi
 	say "bench: the $name kernel ($rev) in ${out#"$TOP"/} (log: build/bench-$name-build.log)"
-	if [ ! -d "$src" ]; then
+	# (A directory that is not a worktree of its own - a stale one, or one
+	# git would take for the repository it sits in - is made anew.)
+	if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" != "$(realpath -m "$src")" ]; then
 		new_worktree "$src" "$rev" || die "cannot create the worktree $src"
 	fi
 	git -C "$src" checkout -q --detach "$(git -C "$LINUX_DIR" rev-parse "$rev")"

@@ -81,8 +81,11 @@ touches_c() {
 # syncconfig takes the mm/Kconfig that force_prompts edits at each prefix.
 configure() {
 	local dir=$1 rust=$2 prev=$3
-	[ -z "$prev" ] || git -C "$SRC" diff --name-only "$prev" HEAD | grep -q 'Kconfig' ||
+	# (No Kconfig change: git diff --quiet is true. On an error it is not,
+	# and the configuration is made again.)
+	if [ -n "$prev" ] && git -C "$SRC" diff --quiet "$prev" HEAD -- '*Kconfig*'; then
 		return 0
+	fi
 	force_config "$KUNIT_BUILD/.config" "$dir/.config"
 	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$dir/.config"
 	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$dir/.config"
@@ -91,7 +94,7 @@ configure() {
 		echo '# CONFIG_RUST is not set' >>"$dir/.config"
 	fi
 	make -s -C "$SRC" O="$dir" "${MAKE_LLVM[@]}" CC="ccache clang$LLVM_SUFFIX" \
-		olddefconfig >/dev/null 2>&1
+		olddefconfig >/dev/null 2>&1 || die "olddefconfig failed in $dir"
 }
 
 last=$(git -C "$LINUX_DIR" rev-parse HEAD)

@@ -109,7 +109,9 @@ new_worktree() {
 	git -C "$LINUX_DIR" worktree add -q --detach "$1" "${2:-base}"
 }
 
-# worktree DIR: new_worktree DIR, removed when the calling script exits.
+# worktree DIR: new_worktree DIR, removed when the calling script exits
+# (through the EXIT trap, which it sets: a script with a trap of its own
+# removes DIR there).
 worktree() {
 	new_worktree "$1"
 	# shellcheck disable=SC2064 # DIR now, not at exit

@@ -1571,7 +1571,7 @@ mod tests {
                 Some("dcbm"),
                 &[(4096, 0.5, Some(2048)), (2 << 20, 4.0, Some(1))],
             ),
-            run("partial", Some("none"), &[(2 << 20, 2.0, Some(0))]),
+            run("no-migrator", Some("none"), &[(2 << 20, 2.0, Some(0))]),
         ]
     }
 
