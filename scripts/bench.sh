@@ -23,7 +23,9 @@
 # BENCH_SWEEP_ROUNDS=N the number of boots of each kernel for the sweeps,
 # BENCH_TIERED_ROUNDS=N for the tiered configurations;
 # BENCH_IDLE_PCT=N the idle threshold (other processes' CPU use, in percent
-# of one CPU; default 10).
+# of one CPU; default 10); BENCH_SIZES=4K,16K the folio sizes of the
+# throughput lines (all six by default), for a run that narrows a few
+# cells with more rounds.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,7 +48,7 @@ export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 # they run in boots of their own on it (the tiered rounds), with the common
 # options of BENCH_TIERED_ARGS.
 BENCH_SWEEP_ARGS="--warmup 1"
-BENCH_ARGS="--sizes 4K,16K,64K,256K,1M,2M --memcpy-threads 2"
+BENCH_ARGS="--sizes ${BENCH_SIZES:-4K,16K,64K,256K,1M,2M} --memcpy-threads 2"
 BENCH_TIERED_ARGS="--sizes 4K,64K,2M --warmup 1"
 # The sweeps (tools-bench/matrix): folios per call at 2M, and batch_max_pages.
 BENCH_COUNTS=1,8,32,64,256,512,2048
