@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # Entry points of the project; the logic lives in scripts/.
-# LINUX=/path/to/kernel.git with 'make setup' applies the series to your tree.
+# make apply LINUX=/path/to/kernel.git applies the series to your tree.
 
-.PHONY: all setup build test test-paths test-debug bisect-check check export mbox bench clean
+.PHONY: all setup apply build test test-paths test-debug test-mmci bisect-check check export mbox bench clean
 
 all: test
 
 setup:
 	@scripts/setup.sh
+
+# make apply LINUX=/path/to/linux: the series onto that tree's HEAD, on a new
+# branch (BRANCH=, default migrate-offload); installs nothing.
+apply:
+	@test -n "$(LINUX)" || { echo "make apply: set LINUX=/path/to/your/kernel/tree" >&2; exit 2; }
+	@LINUX="$(LINUX)" scripts/setup.sh
 
 build:
 	@scripts/build.sh

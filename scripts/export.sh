@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make export: write the commits base..HEAD of linux/ as patch files into the
-# area folders and rewrite patches/series in commit order. Deterministic:
-# exporting an unchanged tree changes no byte.
+# area folders, rewrite patches/series in commit order, and copy the final
+# admin guide to docs/admin-guide/. Deterministic: exporting an unchanged tree
+# changes no byte.
 #
 # The area of a patch is decided by the files it touches, leaving out build
 # glue (Kconfig, Makefile, MAINTAINERS, .kunitconfig):
@@ -88,4 +89,15 @@ for a in "${AREAS[@]}"; do
 	done
 done
 cmp -s "$out/patches/series" "$TOP/patches/series" || cp "$out/patches/series" "$TOP/patches/series"
+
+# The series' final admin guide, so that operators can read it without applying the patches.
+guide=Documentation/admin-guide/mm/migrate_offload.rst
+if git -C "$LINUX_DIR" cat-file -e "HEAD:$guide" 2>/dev/null; then
+	git -C "$LINUX_DIR" show "HEAD:$guide" >"$out/migrate_offload.rst"
+	mkdir -p "$TOP/docs/admin-guide"
+	cmp -s "$out/migrate_offload.rst" "$TOP/docs/admin-guide/migrate_offload.rst" ||
+		cp "$out/migrate_offload.rst" "$TOP/docs/admin-guide/migrate_offload.rst"
+else
+	say "export: note: linux/ HEAD has no $guide; docs/admin-guide/ left as it is"
+fi
 say "export: $n patches"

@@ -3,8 +3,9 @@
 #
 # make setup: install what is missing, fetch and verify the pinned base tree,
 # and create linux/ (tag "base", then the series applied with git am).
-# With LINUX=/path/to/kernel.git, apply the series to that tree instead, on a
-# new branch, leaving every other branch alone.
+# With LINUX=/path/to/kernel.git (also 'make apply'), only apply the series to
+# that tree, on a new branch, leaving every other branch alone: nothing is
+# installed or downloaded, since git is all that needs.
 #
 # Idempotent: a second run installs nothing, downloads nothing and does not
 # touch an existing linux/.
@@ -199,13 +200,13 @@ install_b4_config() {
 }
 
 main() {
-	install_packages
-	install_rust_tools
-	install_python_tools
 	if [ -n "${LINUX:-}" ]; then
 		setup_user_tree "$LINUX"
 		return
 	fi
+	install_packages
+	install_rust_tools
+	install_python_tools
 	if [ -d "$LINUX_DIR/.git" ]; then
 		[ ! -d "$LINUX_DIR/.git/rebase-apply" ] ||
 			die "linux/ is in the middle of 'git am': finish it (git -C linux am --continue) or start over (rm -rf linux; make setup)"
