@@ -5,8 +5,8 @@
 #
 # git am the patches of patches/series, in order, onto the checked-out branch
 # of TREE (default: linux/). With --reset, first move linux/'s branch back to
-# the base tag, after making sure that every commit on it has been exported
-# (that is what you want after pulling new patch files).
+# the base tag, after making sure that no commit on it was made after its
+# last export or apply (that is what you want after pulling new patch files).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -21,16 +21,13 @@ if [ $reset -eq 1 ]; then
 	[ "$tree" = "$LINUX_DIR" ] || die "--reset only works on linux/"
 	[ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ] ||
 		die "linux/ has uncommitted changes; commit and 'make export' them, or discard them"
-	# Exported commits are safe to drop: export again and see if anything moves.
-	snapshot=$(mktemp -d)
-	trap 'rm -rf "$snapshot"' EXIT
-	for a in patches "${AREAS[@]}"; do cp -r "$TOP/$a" "$snapshot/"; done
-	"$TOP/scripts/export.sh" 2>/dev/null
-	if ! git -C "$TOP" diff --quiet -- patches "${AREAS[@]}" ||
-	   [ -n "$(git -C "$TOP" ls-files --others --exclude-standard -- patches "${AREAS[@]}")" ]; then
-		for a in patches "${AREAS[@]}"; do rm -rf "${TOP:?}/$a"; cp -r "$snapshot/$a" "$TOP/"; done
-		die "linux/ holds commits that differ from the committed patch files; commit the export first"
-	fi
+	# Every commit up to the one last exported (or applied) is in the patch
+	# files; a commit after it would be lost.
+	exported=$(git -C "$tree" rev-parse -q --verify "$EXPORTED_REF" || true)
+	[ -n "$exported" ] ||
+		die "linux/ has no record of its last export; run 'make export' (before pulling) and commit the patch files, or reset linux/ by hand"
+	[ "$(git -C "$tree" rev-parse HEAD)" = "$exported" ] ||
+		die "linux/ holds commits made after its last export: run 'make export' and commit the patch files first"
 	say "apply: resetting linux/ to base"
 	git -C "$tree" checkout -q -B "$(git -C "$tree" branch --show-current || echo master)" base
 fi
@@ -41,4 +38,5 @@ while read -r p; do
 		die "$p does not apply; fix it in $tree (git am --show-current-patch) or git -C $tree am --abort"
 	n=$((n + 1))
 done < <(series_patches)
+[ "$tree" != "$LINUX_DIR" ] || git -C "$tree" update-ref "$EXPORTED_REF" HEAD
 say "apply: $n patches applied"

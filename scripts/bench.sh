@@ -82,7 +82,8 @@ else
 	# boots of 8 s (10 GiB preallocated) and 2 gaps - is then 80 to 120 s.
 	# 10 throughput rounds, 3 sweep rounds and 1 tiered round:
 	# 10 x 141 + 3 x 461 + 120 = about 2910 s, 48.5 minutes (measured:
-	# 3154 s, 52.6 minutes, build/bench-full.log of stop 25); with a fifth
+	# 3154 s, 52.6 minutes, on an idle host; 114 minutes on a host that
+	# ran every kernel 1.7-2.7x slower, 2026-12-04/05); with a fifth
 	# more for slower boots 58 minutes, and with the migbench build and the
 	# report (a minute) still under 60 (kernels reused: a kernel build is
 	# not counted). One tiered round, 3 measurements per size: the 60

@@ -100,4 +100,5 @@ if git -C "$LINUX_DIR" cat-file -e "HEAD:$guide" 2>/dev/null; then
 else
 	say "export: note: linux/ HEAD has no $guide; docs/admin-guide/ left as it is"
 fi
+git -C "$LINUX_DIR" update-ref "$EXPORTED_REF" HEAD
 say "export: $n patches"

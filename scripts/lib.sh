@@ -3,6 +3,10 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LINUX_DIR=${LINUX_DIR:-$TOP/linux}
+# The commit of linux/ whose series the patch files hold: set by 'make
+# export' and by applying the patch files; 'apply.sh --reset' refuses to drop
+# commits made after it.
+EXPORTED_REF=refs/migrate-offload/exported
 BUILD_DIR=${BUILD_DIR:-$TOP/build}
 VENV=$BUILD_DIR/venv
 
