@@ -85,18 +85,17 @@ for a in "${AREAS[@]}"; do
 	done
 	for f in "$out/$a"/*.patch; do
 		[ -e "$f" ] || continue
-		cmp -s "$f" "$TOP/$a/$(basename "$f")" || cp "$f" "$TOP/$a/"
+		copy_if_changed "$f" "$TOP/$a/$(basename "$f")"
 	done
 done
-cmp -s "$out/patches/series" "$TOP/patches/series" || cp "$out/patches/series" "$TOP/patches/series"
+copy_if_changed "$out/patches/series" "$TOP/patches/series"
 
 # The series' final admin guide, so that operators can read it without applying the patches.
 guide=Documentation/admin-guide/mm/migrate_offload.rst
 if git -C "$LINUX_DIR" cat-file -e "HEAD:$guide" 2>/dev/null; then
 	git -C "$LINUX_DIR" show "HEAD:$guide" >"$out/migrate_offload.rst"
 	mkdir -p "$TOP/docs/admin-guide"
-	cmp -s "$out/migrate_offload.rst" "$TOP/docs/admin-guide/migrate_offload.rst" ||
-		cp "$out/migrate_offload.rst" "$TOP/docs/admin-guide/migrate_offload.rst"
+	copy_if_changed "$out/migrate_offload.rst" "$TOP/docs/admin-guide/migrate_offload.rst"
 else
 	say "export: note: linux/ HEAD has no $guide; docs/admin-guide/ left as it is"
 fi

@@ -7,6 +7,11 @@ LINUX_DIR=${LINUX_DIR:-$TOP/linux}
 # export' and by applying the patch files; 'apply.sh --reset' refuses to drop
 # commits made after it.
 EXPORTED_REF=refs/migrate-offload/exported
+# copy_if_changed SRC DST: cp only when DST differs, so that an unchanged
+# file keeps its timestamp.
+copy_if_changed() {
+	cmp -s "$1" "$2" || cp "$1" "$2"
+}
 BUILD_DIR=${BUILD_DIR:-$TOP/build}
 VENV=$BUILD_DIR/venv
 

@@ -194,7 +194,7 @@ setup_user_tree() {
 
 # b4 reads its settings from .b4-config at the top of the tree it works in.
 install_b4_config() {
-	cmp -s "$TOP/b4.conf" "$LINUX_DIR/.b4-config" || cp "$TOP/b4.conf" "$LINUX_DIR/.b4-config"
+	copy_if_changed "$TOP/b4.conf" "$LINUX_DIR/.b4-config"
 	grep -qx '/.b4-config' "$LINUX_DIR/.git/info/exclude" 2>/dev/null ||
 		echo '/.b4-config' >>"$LINUX_DIR/.git/info/exclude"
 }
