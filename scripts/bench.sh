@@ -121,9 +121,10 @@ BENCH_IDLE_PCT=${BENCH_IDLE_PCT:-10}
 # lines starting with #.
 # BENCH_MACHINE=FILE boots the throughput and sweep lines on another
 # machine: tools-bench/qemu-bench-icount.args counts time in guest
-# instructions.
+# instructions; BENCH_TIERED_MACHINE=FILE the tiered lines
+# (tools-bench/qemu-bench-tiered-icount.args, the same in instructions).
 BENCH_MACHINE=${BENCH_MACHINE:-$TOP/tools-bench/qemu-bench.args}
-BENCH_TIERED_MACHINE=$TOP/tools-bench/qemu-bench-tiered.args
+BENCH_TIERED_MACHINE=${BENCH_TIERED_MACHINE:-$TOP/tools-bench/qemu-bench-tiered.args}
 
 # The revision of linux/ a line of tools-bench/kernels names.
 kernel_rev() {
@@ -538,7 +539,7 @@ mapfile -t tiered_machine < <(QEMU_ARGS=$BENCH_TIERED_MACHINE qemu_machine)
 	echo "QEMU of the tiered lines (tools-bench/qemu-bench-tiered.args): the same with ${tiered_machine[*]}"
 	echo "kernel compiler: $(cc_version || echo "no clang$LLVM_SUFFIX")"
 	echo "kernels (tools-bench/kernels), all built with x86_64_defconfig + tools-bench/bench.config, a production configuration (checked: no $(IFS=/; echo "${BENCH_FORBIDDEN[*]}")): $(for k in "${kernels[@]}"; do printf '%s = %s; ' "$k" "$(git -C "$LINUX_DIR" log -1 --format='%h (%s)' "${revs[$k]}")"; done)"
-	echo "guest command line: numa_balancing=disable (the promotions turn its tiering mode on for themselves); guest memory: ${BENCH_MACHINE#"$TOP"/} (tools-bench/qemu-bench.args: 2 x 6 GiB, preallocated; qemu-bench-icount.args the same, timed in guest instructions), for the tiered lines tools-bench/qemu-bench-tiered.args (node 0 4 GiB and both CPUs, node 1 6 GiB and no CPU, a lower memory tier through the ACPI HMAT; preallocated)"
+	echo "guest command line: numa_balancing=disable (the promotions turn its tiering mode on for themselves); guest memory: ${BENCH_MACHINE#"$TOP"/} (tools-bench/qemu-bench.args: 2 x 6 GiB, preallocated; qemu-bench-icount.args the same, timed in guest instructions), for the tiered lines ${BENCH_TIERED_MACHINE#"$TOP"/} (tools-bench/qemu-bench-tiered.args: node 0 4 GiB and both CPUs, node 1 6 GiB and no CPU, a lower memory tier through the ACPI HMAT; preallocated)"
 	echo "migbench options: $BENCH_ARGS; $BENCH_ROUNDS rounds (one boot of each kernel per round, alternating)"
 	echo "sweeps (the lines with --no-throughput), in boots of their own: $BENCH_SWEEP_ARGS; count sweep $BENCH_COUNTS folios per call; batch sweep batch_max_pages $BENCH_BATCHES; $BENCH_SWEEP_ROUNDS boots of each kernel with sweep lines, spread over the rounds"
 	echo "tiered memory (the lines with --demotion, --promotion), in boots of their own on the tiered machine: $BENCH_TIERED_ARGS; $BENCH_TIERED_ROUNDS boots of each kernel with tiered lines, spread over the rounds"
