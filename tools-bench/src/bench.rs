@@ -30,6 +30,8 @@ struct Deltas {
     pgdemote_proactive: Option<u64>,
     pgpromote_success: Option<u64>,
     offload: Offload,
+    /// Every vmstat entry that rose.
+    changed: std::collections::BTreeMap<String, u64>,
 }
 
 fn deltas(
@@ -50,6 +52,13 @@ fn deltas(
             copied: d("migrate_offload_folios_copied"),
             fallback: d("migrate_offload_folios_fallback"),
         },
+        changed: after
+            .iter()
+            .filter_map(|(k, a)| {
+                let c = a.saturating_sub(*before.get(k).unwrap_or(&0));
+                (c > 0).then(|| (k.clone(), c))
+            })
+            .collect(),
     }
 }
 
@@ -687,6 +696,7 @@ fn demotion_point(
         )?;
         if it >= o.warmup {
             p.add(secs, moved * ps, moved, moved * ps / size, counted);
+            p.vmstat_runs.push(d.changed);
             p.split_runs += u64::from(split.is_err());
             offload.add(d.offload);
         }

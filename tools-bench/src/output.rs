@@ -227,6 +227,11 @@ pub struct TierPoint {
     /// (the kernel split some on the way: 7.3.4 splits demoted mTHPs).
     #[serde(default)]
     pub split_runs: u64,
+    /// The vmstat entries that rose during each measured run (demotion
+    /// only): what reclaim scanned, what migration failed and retried, to
+    /// tell a slow run's extra work from a slow copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vmstat_runs: Vec<std::collections::BTreeMap<String, u64>>,
     /// Over the measured runs; the batches are the kernel's own (reclaim's,
     /// NUMA balancing's), and may hold other folios than the buffer's.
     #[serde(flatten)]

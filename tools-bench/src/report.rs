@@ -1338,6 +1338,8 @@ pub fn merge_rounds(runs: Vec<RunReport>) -> Result<Vec<RunReport>, String> {
                     q.pages_moved += p.pages_moved;
                     q.folios_moved += p.folios_moved;
                     q.pages_counted += p.pages_counted;
+                    q.split_runs += p.split_runs;
+                    q.vmstat_runs.extend(p.vmstat_runs.iter().cloned());
                     q.offload.add(p.offload);
                 },
             );
@@ -2374,6 +2376,19 @@ mod tests {
               neither vanilla nor a vanilla-tiered run has tiered-memory measurements"
             ]
         );
+    }
+
+    #[test]
+    fn tiered_rounds_pool_splits_and_vmstat() {
+        // A split, and the counters, in the second boot only: the pooled
+        // point must still carry them (the 's' mark comes from split_runs).
+        let a = tiered_run("t", Some("test"), &[0.1], Some(u64::MAX));
+        let mut b = tiered_run("t", Some("test"), &[0.3], Some(u64::MAX));
+        b.demotion[0].split_runs = 1;
+        b.demotion[0].vmstat_runs = vec![[("pgscan_anon".to_string(), 9)].into()];
+        let m = merge_rounds(vec![a, b]).expect("merge");
+        assert_eq!(m[0].demotion[0].split_runs, 1);
+        assert_eq!(m[0].demotion[0].vmstat_runs.len(), 1);
     }
 
     #[test]
