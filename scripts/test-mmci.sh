@@ -334,7 +334,7 @@ run_suite() {
 			setsid "$@" </dev/null >"$dir/out.log" 2>&1 &
 			pid=$!
 			while kill -0 "$pid" 2>/dev/null; do
-				if grep -q "virtme-ng-init: starting script" "$dir/out.log"; then
+				if grep -qs "virtme-ng-init: starting script" "$dir/out.log"; then
 					wait "$pid"
 					exit
 				fi
