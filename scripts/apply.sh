@@ -32,6 +32,7 @@ if [ $reset -eq 1 ]; then
 	git -C "$tree" checkout -q -B "$(git -C "$tree" branch --show-current || echo master)" base
 fi
 
+git_identity_ok "$tree"
 n=0
 while read -r p; do
 	git -C "$tree" am -q --keep-cr "$TOP/$p" ||

@@ -65,6 +65,13 @@ die() {
 }
 
 # Run as root, through sudo, or fail with the command the user should run.
+# git am records a committer: stop before a half-applied series if git has
+# no identity to give it.
+git_identity_ok() {
+	git -C "$1" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
+		die "git has no identity to commit with: set it first (git config --global user.name 'Your Name'; git config --global user.email you@example.org)"
+}
+
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then
 		"$@"

@@ -32,20 +32,56 @@ debian_uri() {
 		/etc/apt/sources.list 2>/dev/null
 }
 
-setup_apt_source() {
-	local list=/etc/apt/sources.list.d/migrate-offload.sources codename uri suites
+# The suites this machine needs beside its own: BASE_SUITE for the pinned
+# source package, the machine's backports for QEMU.
+apt_suites() {
+	local codename
 	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-	suites="$BASE_SUITE"
-	[ "$codename-backports" = "$BASE_SUITE" ] || suites="$suites $codename-backports"
-	if [ -e "$list" ] && grep -q "^Suites: $suites\$" "$list"; then
-		return
+	if [ "$codename-backports" = "$BASE_SUITE" ]; then
+		echo "$BASE_SUITE"
+	else
+		echo "$BASE_SUITE $codename-backports"
 	fi
+}
+
+APT_LIST=/etc/apt/sources.list.d/migrate-offload.sources
+
+# The deb822 source file setup writes, reusing the machine's Debian URI.
+apt_source_text() {
+	local uri
 	uri=$(debian_uri)
 	[ -n "$uri" ] || die "no Debian apt source found to reuse for $BASE_SUITE"
-	say "apt: adding suites $suites from $uri"
 	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-		"$uri" "$suites" /usr/share/keyrings/debian-archive-keyring.gpg |
-		as_root tee "$list" >/dev/null
+		"$uri" "$(apt_suites)" /usr/share/keyrings/debian-archive-keyring.gpg
+}
+
+apt_source_present() {
+	[ -e "$APT_LIST" ] && grep -q "^Suites: $(apt_suites)\$" "$APT_LIST"
+}
+
+have_root() {
+	[ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null && sudo -n true 2>/dev/null; }
+}
+
+# Stop, printing what to run as root: the apt source if it is missing, then
+# the commands in $1 (each line ending in a newline).
+die_as_root() {
+	local src=""
+	apt_source_present ||
+		src="  cat >$APT_LIST <<'END'
+$(apt_source_text)
+END
+  apt-get update
+"
+	die "this needs root; as root run:
+$src$1then run 'make setup' again"
+}
+
+setup_apt_source() {
+	apt_source_present && return
+	have_root || die_as_root ""
+	say "apt: adding suites $(apt_suites)"
+	apt_source_text | as_root tee "$APT_LIST" >/dev/null
 	as_root apt-get update -qq
 }
 
@@ -59,11 +95,11 @@ install_packages() {
 		say "packages: all present"
 		return
 	fi
-	if [ "$(id -u)" -ne 0 ] && ! { command -v sudo >/dev/null && sudo -n true 2>/dev/null; }; then
+	if ! have_root; then
 		codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
-		die "missing packages; as root run:
-  apt-get install --no-install-recommends ${missing[*]/$QEMU_PACKAGE/}
-  apt-get install --no-install-recommends -t $codename-backports $QEMU_PACKAGE"
+		die_as_root "  apt-get install --no-install-recommends ${missing[*]/$QEMU_PACKAGE/}
+  apt-get install --no-install-recommends -t $codename-backports $QEMU_PACKAGE
+"
 	fi
 	setup_apt_source
 	say "packages: installing ${missing[*]}"
@@ -187,6 +223,7 @@ setup_user_tree() {
 		die "$tree has uncommitted changes; commit or stash them first"
 	git -C "$tree" rev-parse -q --verify "refs/heads/$branch" >/dev/null &&
 		die "branch $branch exists in $tree; pass BRANCH=<name> for another"
+	git_identity_ok "$tree"
 	say "series: applying onto $tree, new branch $branch from $(git -C "$tree" rev-parse --short HEAD)"
 	git -C "$tree" switch -q -c "$branch"
 	"$TOP/scripts/apply.sh" "$tree"
@@ -214,12 +251,11 @@ main() {
 		say "linux/: present, left as it is (after pulling new patches: scripts/apply.sh --reset)"
 		return
 	fi
+	git_identity_ok "$TOP"
 	fetch_base
 	create_tree
 	"$TOP/scripts/apply.sh" "$LINUX_DIR"
 	install_b4_config
-	git -C "$LINUX_DIR" config user.name >/dev/null ||
-		say "note: set git user.name/user.email before committing in linux/"
 }
 
 main "$@"
