@@ -64,14 +64,14 @@ die() {
 	exit 1
 }
 
-# Run as root, through sudo, or fail with the command the user should run.
 # git am records a committer: stop before a half-applied series if git has
-# no identity to give it.
+# no identity to give it (in the tree $1, or from the global config for /).
 git_identity_ok() {
 	git -C "$1" var GIT_COMMITTER_IDENT >/dev/null 2>&1 ||
 		die "git has no identity to commit with: set it first (git config --global user.name 'Your Name'; git config --global user.email you@example.org)"
 }
 
+# Run as root, through sudo, or fail with the command the user should run.
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then
 		"$@"

@@ -81,7 +81,9 @@ setup_apt_source() {
 	apt_source_present && return
 	have_root || die_as_root ""
 	say "apt: adding suites $(apt_suites)"
-	apt_source_text | as_root tee "$APT_LIST" >/dev/null
+	local text
+	text=$(apt_source_text)
+	printf '%s\n' "$text" | as_root tee "$APT_LIST" >/dev/null
 	as_root apt-get update -qq
 }
 
@@ -251,7 +253,8 @@ main() {
 		say "linux/: present, left as it is (after pulling new patches: scripts/apply.sh --reset)"
 		return
 	fi
-	git_identity_ok "$TOP"
+	# linux/ is a new repository: only the global identity reaches it.
+	git_identity_ok /
 	fetch_base
 	create_tree
 	"$TOP/scripts/apply.sh" "$LINUX_DIR"

@@ -10,7 +10,7 @@
 # vanilla Linux leaves them. The same for migration_mthp (mTHPs moved back
 # and forth stay whole), whose folios the test migrator then copies, and for
 # migrate_offload_sysfs.sh, whose effective_* checks then see a migrator
-# (the guest has no modprobe of the test migrator for it to load itself).
+# registered before it starts (list's run loads one itself, by modprobe).
 TEST_PREFIX=hugetlb
 . /tests/testlib.sh
 
