@@ -34,9 +34,14 @@ debian_uri() {
 
 # The suites this machine needs beside its own: BASE_SUITE for the pinned
 # source package, the machine's backports for QEMU.
+# This Debian's codename (bookworm, ...).
+os_codename() {
+	(. /etc/os-release && echo "$VERSION_CODENAME")
+}
+
 apt_suites() {
 	local codename
-	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	codename=$(os_codename)
 	if [ "$codename-backports" = "$BASE_SUITE" ]; then
 		echo "$BASE_SUITE"
 	else
@@ -89,6 +94,7 @@ setup_apt_source() {
 
 install_packages() {
 	local missing=() p codename
+	codename=$(os_codename)
 	for p in "${DEB_PACKAGES[@]}" "$QEMU_PACKAGE"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 			missing+=("$p")
@@ -98,14 +104,12 @@ install_packages() {
 		return
 	fi
 	if ! have_root; then
-		codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
 		die_as_root "  apt-get install --no-install-recommends ${missing[*]/$QEMU_PACKAGE/}
   apt-get install --no-install-recommends -t $codename-backports $QEMU_PACKAGE
 "
 	fi
 	setup_apt_source
 	say "packages: installing ${missing[*]}"
-	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
 	local plain=()
 	for p in "${missing[@]}"; do
 		[ "$p" = "$QEMU_PACKAGE" ] || plain+=("$p")
