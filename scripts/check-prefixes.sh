@@ -8,7 +8,9 @@
 # driver directories too.
 # Hidden symbols that only later patches select (FORCE) get a temporary
 # prompt and are turned on, so that their code is compiled in every prefix
-# that has it.
+# that has it; NO_FORCE=1 leaves Kconfig as the patches make it (make
+# split-check does). PREFIX_FROM..PREFIX_TO (default base..linux/ HEAD)
+# picks the commits, PREFIX_OUT the build directories' prefix.
 # The Rust doctests are left out of the prefixes (regenerating and compiling
 # them at each of the Rust patches took most of this check's time): the
 # test kernel builds and runs them at the end of the series, and 'make
@@ -20,7 +22,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-SRC=$BUILD_DIR/prefix-src
+SRC=${PREFIX_SRC:-$BUILD_DIR/prefix-src}
 # The C objects build without Rust: with CONFIG_RUST=y every make goes
 # through 'prepare', which builds rust/ again whenever a header bindgen
 # reads has changed - at two prefixes in three, and rustc has no ccache.
@@ -28,8 +30,12 @@ SRC=$BUILD_DIR/prefix-src
 # changes a header bindgen reads (sched.h, dmaengine.h) has its Rust built
 # at the next run of Rust patches, not at its own prefix: make
 # bisect-check builds every prefix whole.
-OUT=$BUILD_DIR/prefix
-ROUT=$BUILD_DIR/prefix-rust
+OUT=${PREFIX_OUT:-$BUILD_DIR/prefix}
+ROUT=$OUT-rust
+FROM=${PREFIX_FROM:-base} TO=${PREFIX_TO:-HEAD}
+if [ "${NO_FORCE:-0}" = 1 ]; then
+	FORCE=()
+fi
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache} CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=true
 
 [ -e "$KUNIT_BUILD/.config" ] || "$TOP/scripts/build.sh"
@@ -43,8 +49,10 @@ check_arch() {
 	mkdir -p "$OUT-$a"
 	make -s -C "$SRC" O="$OUT-$a" ARCH="$a" "${MAKE_LLVM[@]}" \
 		CC="ccache clang$LLVM_SUFFIX" defconfig >/dev/null 2>&1
-	force_config "$OUT-$a/.config" "$OUT-$a/.config.forced"
-	mv "$OUT-$a/.config.forced" "$OUT-$a/.config"
+	if [ ${#FORCE[@]} -gt 0 ]; then
+		force_config "$OUT-$a/.config" "$OUT-$a/.config.forced"
+		mv "$OUT-$a/.config.forced" "$OUT-$a/.config"
+	fi
 	make -s -C "$SRC" O="$OUT-$a" ARCH="$a" "${MAKE_LLVM[@]}" \
 		CC="ccache clang$LLVM_SUFFIX" olddefconfig >/dev/null 2>&1
 	mapfile -t aobjs < <(git -C "$SRC" diff --name-only base HEAD -- "arch/$a/*.c" |
@@ -86,7 +94,11 @@ configure() {
 	if [ -n "$prev" ] && git -C "$SRC" diff --quiet "$prev" HEAD -- '*Kconfig*'; then
 		return 0
 	fi
-	force_config "$KUNIT_BUILD/.config" "$dir/.config"
+	if [ ${#FORCE[@]} -gt 0 ]; then
+		force_config "$KUNIT_BUILD/.config" "$dir/.config"
+	else
+		cp "$KUNIT_BUILD/.config" "$dir/.config"
+	fi
 	sed -i '/CONFIG_RUST_KERNEL_DOCTESTS/d' "$dir/.config"
 	echo '# CONFIG_RUST_KERNEL_DOCTESTS is not set' >>"$dir/.config"
 	if [ "$rust" = n ]; then
@@ -97,8 +109,8 @@ configure() {
 		olddefconfig >/dev/null 2>&1 || die "olddefconfig failed in $dir"
 }
 
-last=$(git -C "$LINUX_DIR" rev-parse HEAD)
-mapfile -t commits < <(git -C "$LINUX_DIR" rev-list --reverse base..HEAD)
+last=$(git -C "$LINUX_DIR" rev-parse "$TO")
+mapfile -t commits < <(git -C "$LINUX_DIR" rev-list --reverse "$FROM..$last")
 bad=0 n=0 nc=0 nr=0 cprev= rprev=
 t0=$SECONDS
 for c in "${commits[@]}"; do
@@ -131,7 +143,7 @@ for c in "${commits[@]}"; do
 	[ $do_c = 1 ] || [ $do_rust = 1 ] || [ ${#arches[@]} -gt 0 ] || continue
 	git -C "$SRC" checkout -q --detach "$c"
 	subject=$(git -C "$SRC" log -1 --format=%s)
-	force_prompts "$SRC"
+	[ ${#FORCE[@]} -eq 0 ] || force_prompts "$SRC"
 	# rust/helpers/*.c are not objects of their own: helpers.c includes
 	# them, and the Rust step below compiles it. The selftests under
 	# tools/ are user-space programs, built by make test.

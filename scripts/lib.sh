@@ -44,9 +44,6 @@ LLVM_SUFFIX=-19
 MAKE_LLVM=(LLVM=$LLVM_SUFFIX)
 BINDGEN_VERSION=0.73.2
 
-# Area folders that hold the series' patch files, in the order export checks them.
-AREAS=(mm-changes drivers-migrate_offload kunit)
-
 export PATH="$HOME/.cargo/bin:$PATH"
 
 _t0=${_t0:-$(date +%s)}
@@ -110,9 +107,76 @@ require_static_busybox() {
 	esac
 }
 
-# Series order: patch paths relative to $TOP, one per line, comments and blanks skipped.
+# The stack: patches/stack lists the series' folders in the order they
+# apply, one per line. Each folder holds 'series' (its patch files, in
+# order), 'config' (where and how it is posted), 'deps' (its prerequisites,
+# as b4 writes them), its cover letter and its patch files.
+STACK_FILE=$TOP/patches/stack
+stack_dirs() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$STACK_FILE"
+}
+# The series' names (their folders' names), in stack order.
+stack_names() {
+	local d
+	while read -r d; do basename "$d"; done < <(stack_dirs)
+}
+# series_dir NAME: the folder of series NAME, relative to $TOP.
+series_dir() {
+	local d
+	while read -r d; do
+		[ "$(basename "$d")" = "$1" ] && { echo "$d"; return 0; }
+	done < <(stack_dirs)
+	die "no series '$1' in patches/stack (the series: $(stack_names | paste -sd' '))"
+}
+# series_patch_files NAME: its patch files, relative to $TOP, in order.
+series_patch_files() {
+	local d
+	d=$(series_dir "$1")
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e "s|^|$d/|" "$TOP/$d/series"
+}
+# Every patch of the stack, in order.
 series_patches() {
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series"
+	local n
+	for n in $(stack_names); do series_patch_files "$n"; done
+}
+# series_conf NAME VAR: the value of VAR in the series' config (a shell
+# fragment of assignments).
+series_conf() {
+	(
+		# shellcheck disable=SC1090
+		. "$TOP/$(series_dir "$1")/config"
+		eval "printf '%s\\n' \"\${$2:-}\""
+	)
+}
+# series_deps NAME: the series NAME's deps file names, by the change-id of
+# their config (lines 'change-id: <id>:v<N>'). Other lines (message-id: of a
+# posting elsewhere) are for b4 only.
+series_deps() {
+	local id n
+	while read -r id; do
+		id=${id%:v*}
+		for n in $(stack_names); do
+			[ "$(series_conf "$n" CHANGE_ID)" = "$id" ] && { echo "$n"; continue 2; }
+		done
+		die "$(series_dir "$1")/deps: change-id $id is no series of patches/stack"
+	done < <(sed -n 's/^change-id:[[:space:]]*//p' "$TOP/$(series_dir "$1")/deps")
+}
+# deps_closure NAME: every series NAME needs, directly or not, in stack order
+# (each before the series that needs it, or patches/stack is wrong).
+deps_closure() {
+	local want=" " todo=("$1") n d
+	while [ ${#todo[@]} -gt 0 ]; do
+		n=${todo[0]}
+		todo=("${todo[@]:1}")
+		for d in $(series_deps "$n"); do
+			case $want in *" $d "*) ;; *) want="$want$d " todo+=("$d") ;; esac
+		done
+	done
+	for n in $(stack_names); do
+		[ "$n" = "$1" ] && break
+		case $want in *" $n "*) echo "$n"; want=${want/ $n / } ;; esac
+	done
+	[ "$want" = " " ] || die "series $1 needs$want, which patches/stack puts after it"
 }
 
 # new_worktree DIR [REV]: a fresh detached worktree of linux/ at REV (base
