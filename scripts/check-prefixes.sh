@@ -66,6 +66,23 @@ check_arch() {
 	say "prefix $2: arch/$a objects compiled (${aobjs[*]})"
 }
 
+# obj_enabled OBJ: the Makefile line that names OBJ (in its directory, or
+# a parent's: obj-$(CONFIG_X) += tests/foo.o) has its symbol on in
+# $OUT/.config; true too for obj-y, composite objects and no such line.
+obj_enabled() {
+	local d=${1%/*} rel=${1##*/} sym=
+	while [ -n "$d" ]; do
+		if [ -e "$SRC/$d/Makefile" ] && grep -qE "(^|[[:space:]])$rel([[:space:]]|\$)" "$SRC/$d/Makefile"; then
+			sym=$(grep -E "^[[:space:]]*obj-\\\$\(CONFIG_[A-Z0-9_]+\)[[:space:]]*[+:]?=.*(^|[[:space:]])$rel([[:space:]]|\$)" \
+				"$SRC/$d/Makefile" | head -n1 |
+				sed -E 's/^[[:space:]]*obj-\$\(CONFIG_([A-Z0-9_]+)\).*/\1/')
+			break
+		fi
+		case $d in */*) rel=${d##*/}/$rel d=${d%/*} ;; *) break ;; esac
+	done
+	[ -z "$sym" ] || grep -q "^CONFIG_$sym=[ym]" "$OUT/.config"
+}
+
 # touches_rust COMMIT: COMMIT changes Rust code (rust/ or a .rs file).
 touches_rust() {
 	git -C "$LINUX_DIR" diff --name-only "$1~1" "$1" | grep -q '^rust/\|\.rs$'
@@ -153,6 +170,14 @@ for c in "${commits[@]}"; do
 	mapfile -t xobjs < <(git -C "$SRC" diff --name-only base HEAD -- 'arch/*.c' |
 		grep '^arch/x86/' | sed 's/\.c$/.o/')
 	objs+=("${xobjs[@]}")
+	# Without FORCE, an object whose Kconfig symbol is off at this prefix
+	# is not built (named alone, make would compile it all the same, with
+	# its header's declarations configured out).
+	if [ ${#FORCE[@]} -eq 0 ] && [ ${#objs[@]} -gt 0 ] && [ -e "$OUT/.config" ]; then
+		mapfile -t objs < <(for o in "${objs[@]}"; do
+			obj_enabled "$o" && echo "$o"
+		done)
+	fi
 	if [ $do_c = 1 ] && [ ${#objs[@]} -gt 0 ]; then
 		configure "$OUT" n "$cprev"
 		cprev=$c nc=$((nc + 1))
