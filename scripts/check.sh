@@ -10,32 +10,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ -e "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
-EXCEPTIONS=$TOP/patches/checkpatch-exceptions
 CHECK_BUILD=$BUILD_DIR/check
 # checkpatch's SPDX check needs ply and GitPython, which live in the venv.
 export PATH="$VENV/bin:$PATH"
 bad=0
 
-# The checkpatch types a patch may carry, from its exception lines:
-#   <patch path> <TYPE> <justification>
-ignores_for() {
-	[ -e "$EXCEPTIONS" ] || return 0
-	awk -v p="$1" '$1 == p { print $2 }' "$EXCEPTIONS" | paste -sd, -
-}
-
 run_checkpatch() {
-	local p ign out n=0
+	local p n=0
 	while read -r p; do
-		ign=$(ignores_for "$p")
-		if ! out=$(cd "$LINUX_DIR" && scripts/checkpatch.pl --strict --show-types -q \
-			   ${ign:+--ignore "$ign"} "$TOP/$p" 2>&1); then
-			printf '%s\n%s\n\n' "checkpatch: $p" "$out"
-			bad=1
-		elif [ -n "$out" ]; then
-			printf '%s\n%s\n\n' "checkpatch: $p" "$out"
-			bad=1
-		fi
-		[ -z "$ign" ] || say "checkpatch: $p: ignoring $ign (see patches/checkpatch-exceptions)"
+		checkpatch_patch "$p" || bad=1
 		n=$((n + 1))
 	done < <(series_patches)
 	say "checkpatch: $n patches checked"

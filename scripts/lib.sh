@@ -179,6 +179,33 @@ deps_closure() {
 	[ "$want" = " " ] || die "series $1 needs$want, which patches/stack puts after it"
 }
 
+# am_series TREE NAME: git am series NAME's patches onto TREE's HEAD. On a
+# patch that does not apply: abort the am, print that patch, return 1.
+am_series() {
+	local p
+	while read -r p; do
+		if ! git -C "$1" am -q --keep-cr "$TOP/$p" >/dev/null 2>&1; then
+			git -C "$1" am --abort >/dev/null 2>&1 || true
+			echo "$p"
+			return 1
+		fi
+	done < <(series_patch_files "$2")
+}
+
+# checkpatch_patch P: checkpatch.pl --strict on patch file P (relative to
+# $TOP), ignoring the types patches/checkpatch-exceptions justifies for it
+# (lines '<patch path> <TYPE> <why>'); prints what it finds, and fails if
+# it finds anything.
+checkpatch_patch() {
+	local ign out
+	ign=$(awk -v p="$1" '$1 == p { print $2 }' "$TOP/patches/checkpatch-exceptions" | paste -sd, -)
+	[ -z "$ign" ] || say "checkpatch: $1: ignoring $ign (see patches/checkpatch-exceptions)"
+	out=$(cd "$LINUX_DIR" && PATH="$VENV/bin:$PATH" scripts/checkpatch.pl --strict --show-types -q \
+		${ign:+--ignore "$ign"} "$TOP/$1" 2>&1) && [ -z "$out" ] && return 0
+	printf 'checkpatch: %s\n%s\n\n' "$1" "$out"
+	return 1
+}
+
 # new_worktree DIR [REV]: a fresh detached worktree of linux/ at REV (base
 # if none) in DIR. What DIR held goes first, a worktree too - even a locked
 # one whose directory is gone, as an interrupted 'git worktree add' leaves

@@ -46,9 +46,7 @@ am_names() {
 	local tree=$1 n p
 	shift
 	for n in "$@"; do
-		while read -r p; do
-			git -C "$tree" am -q --keep-cr "$TOP/$p" || die "$p does not apply"
-		done < <(series_patch_files "$n")
+		p=$(am_series "$tree" "$n") || die "$p does not apply"
 	done
 }
 

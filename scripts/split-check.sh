@@ -21,34 +21,14 @@ set -euo pipefail
 
 [ -e "$LINUX_DIR/.git" ] || die "no linux/ tree: run 'make setup' first"
 [ -e "$KUNIT_BUILD/.config" ] || "$TOP/scripts/build.sh"
-export PATH="$VENV/bin:$PATH"
 WT=$BUILD_DIR/split-apply
-EXCEPTIONS=$TOP/patches/checkpatch-exceptions
 trap 'git -C "$LINUX_DIR" worktree remove --force "$WT" 2>/dev/null || true' EXIT
 bad=0
 
-# am_series TREE NAME: git am the series' patches onto TREE's HEAD.
-am_series() {
-	local p
-	while read -r p; do
-		if ! git -C "$1" am -q --keep-cr "$TOP/$p" >/dev/null 2>&1; then
-			git -C "$1" am --abort >/dev/null 2>&1 || true
-			echo "$p"
-			return 1
-		fi
-	done < <(series_patch_files "$2")
-}
-
 checkpatch_series() {
-	local p ign out rc=0
+	local p rc=0
 	while read -r p; do
-		ign=$(awk -v p="$p" '$1 == p { print $2 }' "$EXCEPTIONS" | paste -sd, -)
-		out=$(cd "$LINUX_DIR" && scripts/checkpatch.pl --strict --show-types -q \
-			${ign:+--ignore "$ign"} "$TOP/$p" 2>&1) || rc=1
-		if [ -n "$out" ]; then
-			printf 'checkpatch: %s\n%s\n\n' "$p" "$out"
-			rc=1
-		fi
+		checkpatch_patch "$p" || rc=1
 	done < <(series_patch_files "$1")
 	return $rc
 }
